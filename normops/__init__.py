@@ -1,0 +1,22 @@
+"""normops: exact, deterministic and fast ONNX normalisation, softmax and
+reduction operators.
+
+>>> import numpy as np, normops
+>>> x = np.random.default_rng(0).standard_normal((4, 8), dtype=np.float32)
+>>> y = normops.layer_normalization(x, np.ones(8, np.float32), np.zeros(8, np.float32))
+"""
+from ._config import config, get_config, get_num_threads, set_config, set_num_threads
+from ._errors import InvalidInputError, UnsupportedError
+from ._info import show_config
+from ._registry import MAX_OPSET, run
+from ._version import __version__
+from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
+from . import reference  # noqa: E402  (needs the operators registered above)
+
+__all__ = [
+    "__version__", "MAX_OPSET",
+    "InvalidInputError", "UnsupportedError",
+    "config", "get_config", "set_config", "get_num_threads", "set_num_threads", "show_config",
+    "run", "reference",
+    "layer_normalization", "rms_normalization", "simplified_layer_normalization",
+]

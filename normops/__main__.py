@@ -1,0 +1,46 @@
+"""``python -m normops <command>``: info, conformance, bench."""
+import argparse
+import sys
+
+
+def _info(argv):
+    import normops
+
+    parser = argparse.ArgumentParser(prog="python -m normops info", description="Show the build and runtime facts.")
+    parser.parse_args(argv)
+    normops.show_config()
+    return 0
+
+
+def _conformance(argv):
+    from normops import conformance
+
+    return conformance.main(argv)
+
+
+def _bench(argv):
+    from normops import benchmark
+
+    return benchmark.main(argv)
+
+
+COMMANDS = {
+    "info": (_info, "show the build: version, ISA level, OpenMP, threads"),
+    "conformance": (_conformance, "run the ONNX backend node tests and write docs/conformance.md"),
+    "bench": (_bench, "benchmark normops against ONNX Runtime, NumPy and PyTorch"),
+}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print("usage: python -m normops {" + ",".join(COMMANDS) + "} [options]\n")
+        for name, (_, help_text) in COMMANDS.items():
+            print(f"  {name:<12} {help_text}")
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    command, rest = argv[0], argv[1:]
+    return COMMANDS[command][0](rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

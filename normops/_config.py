@@ -1,0 +1,119 @@
+"""Configuration in scikit-learn's style.
+
+Two settings: the flavour ``mode`` ("exact" or "fast") and ``n_threads``.
+``set_config`` changes the process-wide values; ``config(...)`` overrides
+them for a block of code in the calling thread only; each call's ``mode=``
+and ``n_threads=`` arguments override both.
+
+The thread count, when nothing sets it, follows OpenMP as seen from the
+calling thread: threadpoolctl's ``threadpool_limits`` and
+``OMP_NUM_THREADS`` both act through ``omp_get_max_threads()``, which by
+default is the CPU count.
+"""
+import contextlib
+import operator
+import threading
+
+from . import _isa
+from ._errors import InvalidInputError
+
+MODES = ("exact", "fast")
+_UNSET = object()
+
+_global_config = {"mode": "exact", "n_threads": None}
+_thread_local = threading.local()
+
+
+def _overrides():
+    """The calling thread's override dict (empty when no config() is open)."""
+    try:
+        return _thread_local.overrides
+    except AttributeError:
+        _thread_local.overrides = {}
+        return _thread_local.overrides
+
+
+def check_mode(mode, where="normops"):
+    if mode not in MODES:
+        raise InvalidInputError(f"{where}: argument 'mode' must be 'exact' or 'fast', not {mode!r}")
+    return mode
+
+
+def check_n_threads(n_threads, where="normops"):
+    """None (follow OpenMP) or a positive integer."""
+    if n_threads is None:
+        return None
+    try:
+        if isinstance(n_threads, bool):
+            raise TypeError
+        value = operator.index(n_threads)
+    except TypeError:
+        raise InvalidInputError(
+            f"{where}: argument 'n_threads' must be a positive integer or None, not {n_threads!r}") from None
+    if value < 1:
+        raise InvalidInputError(f"{where}: argument 'n_threads' must be >= 1, not {value}")
+    return value
+
+
+def get_config():
+    """The settings in force in the calling thread, as a new dict."""
+    merged = dict(_global_config)
+    merged.update(_overrides())
+    return merged
+
+
+def set_config(*, mode=_UNSET, n_threads=_UNSET):
+    """Change the process-wide settings. ``n_threads=None`` goes back to
+    following OpenMP / threadpoolctl; an omitted argument is left as it is."""
+    if mode is not _UNSET:
+        _global_config["mode"] = check_mode(mode, "set_config")
+    if n_threads is not _UNSET:
+        _global_config["n_threads"] = check_n_threads(n_threads, "set_config")
+
+
+@contextlib.contextmanager
+def config(*, mode=_UNSET, n_threads=_UNSET):
+    """Override settings for a block of code, in the calling thread only.
+
+    >>> with normops.config(mode="fast", n_threads=1):
+    ...     y = normops.softmax(x)
+    """
+    overrides = _overrides()
+    saved = dict(overrides)
+    if mode is not _UNSET:
+        overrides["mode"] = check_mode(mode, "config")
+    if n_threads is not _UNSET:
+        overrides["n_threads"] = check_n_threads(n_threads, "config")
+    try:
+        yield get_config()
+    finally:
+        overrides.clear()
+        overrides.update(saved)
+
+
+def set_num_threads(n_threads):
+    """Process-wide thread count (None: follow OpenMP / threadpoolctl)."""
+    set_config(n_threads=n_threads)
+
+
+def get_num_threads():
+    """The thread count a call from this thread would use."""
+    return resolve_threads(None, "get_num_threads")
+
+
+def resolve_mode(mode, where):
+    """Per-call mode, else the thread's config, else the global one."""
+    if mode is None:
+        mode = _overrides().get("mode", _global_config["mode"])
+        return mode
+    return check_mode(mode, where)
+
+
+def resolve_threads(n_threads, where):
+    """Per-call count, else the configured one, else OpenMP's."""
+    if n_threads is None:
+        n_threads = _overrides().get("n_threads", _global_config["n_threads"])
+        if n_threads is None:
+            return _isa.kernels.max_threads()
+        return n_threads
+    return check_n_threads(n_threads, where)

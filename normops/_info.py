@@ -1,0 +1,50 @@
+"""``normops.show_config()``: what this build is and what it uses."""
+import os
+import platform
+import sys
+
+import numpy as np
+
+from . import _config, _isa
+from ._version import __version__
+
+_FTZ = 1 << 15
+_DAZ = 1 << 6
+
+
+def build_info():
+    """The facts show_config prints, as a dict."""
+    kernels = _isa.kernels
+    mxcsr = kernels.mxcsr()
+    return {
+        "version": __version__,
+        "isa": kernels.ISA_LEVEL if _isa.X86_64 else "generic",
+        "isa_available": _isa.available_levels() if _isa.X86_64 else ["generic"],
+        "isa_forced": os.environ.get(_isa.ENV_VAR) or None,
+        "openmp": kernels.openmp_enabled(),
+        "max_threads": kernels.max_threads(),
+        "n_threads": _config.get_num_threads(),
+        "mode": _config.get_config()["mode"],
+        "flush_to_zero": bool(mxcsr & _FTZ),
+        "denormals_are_zero": bool(mxcsr & _DAZ),
+        "machine": platform.machine(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+    }
+
+
+def show_config(print_out=True):
+    """Print (unless ``print_out`` is false) and return the build facts:
+    version, the ISA level in use and those available, OpenMP, thread
+    counts, and whether subnormals are being flushed (which would break
+    exactness: some library built with -ffast-math set FTZ/DAZ)."""
+    info = build_info()
+    if print_out:
+        width = max(map(len, info))
+        for key, value in info.items():
+            if isinstance(value, list):
+                value = ", ".join(value)
+            print(f"{key:<{width}} : {value}")
+        if info["flush_to_zero"] or info["denormals_are_zero"]:
+            print("WARNING: FTZ/DAZ is set in this thread; subnormal results will not be exact.")
+    return info

@@ -1,0 +1,74 @@
+"""Choose the kernel build (ISA level) for this CPU.
+
+Every level computes the exact flavour with the same bits; the choice only
+changes speed. ``NORMOPS_ISA=baseline|avx2|avx512`` forces a level (a level
+the CPU cannot run is an error, raised when normops is imported).
+"""
+import contextlib
+import importlib
+import importlib.util
+import os
+
+from ._errors import InvalidInputError, UnsupportedError
+
+ENV_VAR = "NORMOPS_ISA"
+LEVELS = ("baseline", "avx2", "avx512")  # in increasing order
+
+_baseline = importlib.import_module("normops._kernels.isa_baseline")
+#: False on CPUs other than x86-64, where the one build is generic.
+X86_64 = _baseline.built_for_x86_64()
+
+
+def _module_name(level):
+    return f"normops._kernels.isa_{level}"
+
+
+def available_levels():
+    """The levels that are built and that this CPU runs, lowest first."""
+    levels = []
+    for index, level in enumerate(LEVELS):
+        if _baseline.cpu_has_level(index) and importlib.util.find_spec(_module_name(level)) is not None:
+            levels.append(level)
+    return levels
+
+
+def load(level):
+    """The kernel module of one level (which must be runnable here)."""
+    if level == "generic":
+        level = "baseline"
+    if level not in LEVELS:
+        raise InvalidInputError(f"{ENV_VAR}: unknown ISA level {level!r}; choose one of {', '.join(LEVELS)}")
+    runnable = available_levels()
+    if level not in runnable:
+        raise UnsupportedError(
+            f"{ENV_VAR}: ISA level {level!r} is not available on this CPU or build; "
+            f"available: {', '.join(runnable)}")
+    return importlib.import_module(_module_name(level))
+
+
+def _select():
+    requested = os.environ.get(ENV_VAR, "").strip().lower()
+    if requested:
+        return load(requested)
+    return load(available_levels()[-1])
+
+
+#: The kernel module every call uses.
+kernels = _select()
+
+
+def current_level():
+    return kernels.ISA_LEVEL
+
+
+@contextlib.contextmanager
+def use(level):
+    """Switch the kernels of the whole process to ``level`` for a block
+    (for tests and benchmarks; not thread-safe)."""
+    global kernels
+    previous = kernels
+    kernels = load(level)
+    try:
+        yield kernels
+    finally:
+        kernels = previous

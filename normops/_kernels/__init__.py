@@ -1,0 +1,1 @@
+"""Compiled kernels: one extension module per ISA level (see normops._isa)."""

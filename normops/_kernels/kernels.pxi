@@ -1,0 +1,239 @@
+# Kernel sources shared by every ISA build (isa_*.pyx include this file).
+#
+# Entry points are plain Python functions taking ndarrays: the front layer
+# (normops/_validate.py) has already made every array native-endian,
+# C-contiguous and of the right dtype, but the checks below are repeated
+# (they are a few pointer reads) so that a misuse raises instead of crashing.
+
+cimport numpy as cnp
+from cython.parallel cimport prange
+from normops._kernels.shim cimport (
+    NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, omp_get_max_threads, normops_cpu_has_level, normops_mxcsr,
+)
+
+cnp.import_array()
+
+# Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (seed spec).
+cdef Py_ssize_t ROW_CHUNK_ELEMENTS = 16384
+# Below this many input elements a call runs on one thread: waking the
+# OpenMP team costs more than it saves (measured, docs/performance.md).
+cdef Py_ssize_t SERIAL_BELOW_ELEMENTS = 32768
+
+
+cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:
+    """Threads for a parallel loop: capped at the chunk count, 1 when small."""
+    if elements < SERIAL_BELOW_ELEMENTS or requested <= 1 or chunks <= 1:
+        return 1
+    if requested > chunks:
+        return <int>chunks
+    return requested
+
+
+include "sum16.pxi"
+include "rownorm.pxi"
+
+
+# ----------------------------------------------------------------- checks
+
+cdef int check_array(object a, int typenum, Py_ssize_t size, bint writable, str name) except -1:
+    if not isinstance(a, cnp.ndarray):
+        raise TypeError(f"kernel argument {name!r} must be an ndarray")
+    cdef cnp.ndarray arr = <cnp.ndarray>a
+    if cnp.PyArray_TYPE(arr) != typenum:
+        raise TypeError(f"kernel argument {name!r} has dtype {arr.dtype}")
+    if cnp.PyArray_SIZE(arr) != size:
+        raise ValueError(f"kernel argument {name!r} has {cnp.PyArray_SIZE(arr)} elements, expected {size}")
+    if not cnp.PyArray_IS_C_CONTIGUOUS(arr) or not cnp.PyArray_ISALIGNED(arr) or not cnp.PyArray_ISNOTSWAPPED(arr):
+        raise ValueError(f"kernel argument {name!r} must be aligned, native and C-contiguous")
+    if writable and not cnp.PyArray_ISWRITEABLE(arr):
+        raise ValueError(f"kernel argument {name!r} must be writable")
+    return 0
+
+
+cdef inline void* data_or_null(object a):
+    return NULL if a is None else cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+cdef int float_typenum(object x) except -1:
+    if not isinstance(x, cnp.ndarray):
+        raise TypeError("kernel input must be an ndarray")
+    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
+        raise TypeError(f"kernels take float32 or float64, not {x.dtype}")
+    return t
+
+
+# ----------------------------------------------------------- entry points
+
+def row_normalize(
+    x, scale, bias, y, mean_out, inv_out,
+    Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
+):
+    """Normalise each row of the rows x cols matrix x into y.
+
+    scale and bias (bias may be None) have cols elements of x's dtype;
+    mean_out and inv_out are None or float32 arrays of rows elements.
+    center=False gives RMS normalisation. epsilon is rounded to x's dtype.
+    """
+    cdef int t = float_typenum(x)
+    cdef Py_ssize_t size = rows * cols
+    if rows < 0 or cols < 1:
+        raise ValueError("row_normalize needs rows >= 0 and cols >= 1")
+    check_array(x, t, size, False, "x")
+    check_array(y, t, size, True, "y")
+    check_array(scale, t, cols, False, "scale")
+    if bias is not None:
+        check_array(bias, t, cols, False, "bias")
+    if mean_out is not None:
+        check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
+    if inv_out is not None:
+        check_array(inv_out, cnp.NPY_FLOAT32, rows, True, "inv_out")
+    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
+    cdef void* ps = cnp.PyArray_DATA(<cnp.ndarray>scale)
+    cdef void* pb = data_or_null(bias)
+    cdef float* pm = <float*>data_or_null(mean_out)
+    cdef float* pi = <float*>data_or_null(inv_out)
+    if t == cnp.NPY_FLOAT32:
+        with nogil:
+            normalize_chunks[float](
+                <const float*>px, <float*>py, <const float*>ps, <const float*>pb,
+                pm, pi, rows, cols, <float>epsilon, center, n_threads)
+    else:
+        with nogil:
+            normalize_chunks[double](
+                <const double*>px, <double*>py, <const double*>ps, <const double*>pb,
+                pm, pi, rows, cols, epsilon, center, n_threads)
+
+
+def sum16_rows(x, out, Py_ssize_t rows, Py_ssize_t cols):
+    """out[r] = Sum16(x[r, :]) for a rows x cols matrix (the building block)."""
+    cdef int t = float_typenum(x)
+    check_array(x, t, rows * cols, False, "x")
+    check_array(out, t, rows, True, "out")
+    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef Py_ssize_t r
+    with nogil:
+        for r in range(rows):
+            if t == cnp.NPY_FLOAT32:
+                (<float*>po)[r] = sum16(<const float*>px + r * cols, cols)
+            else:
+                (<double*>po)[r] = sum16(<const double*>px + r * cols, cols)
+
+
+# ------------------------------------------------------------ build facts
+
+def openmp_enabled():
+    """True when this build runs its loops with OpenMP."""
+    return bool(NORMOPS_HAVE_OPENMP)
+
+
+def max_threads():
+    """omp_get_max_threads() of the calling thread (OMP_NUM_THREADS,
+    threadpoolctl's limit), or 1 without OpenMP."""
+    return omp_get_max_threads()
+
+
+def built_for_x86_64():
+    return bool(NORMOPS_X86_64)
+
+
+def cpu_has_level(int level):
+    """0 = baseline, 1 = x86-64-v3 (AVX2), 2 = x86-64-v4 (AVX-512)."""
+    return bool(normops_cpu_has_level(level))
+
+
+def mxcsr():
+    """The SSE control register of the calling thread (0 off x86-64)."""
+    return normops_mxcsr()
+
+
+def set_serial_threshold(Py_ssize_t elements):
+    """Change the serial threshold (benchmarks measure it); returns the old one."""
+    global SERIAL_BELOW_ELEMENTS
+    old = SERIAL_BELOW_ELEMENTS
+    SERIAL_BELOW_ELEMENTS = max(0, elements)
+    return old
+
+
+# ------------------------------------------------------ the per-call fast path
+
+cdef inline bint behaved(object a, int typenum):
+    """An exact ndarray of that dtype, aligned, native and C-contiguous."""
+    if type(a) is not cnp.ndarray:
+        return False
+    cdef cnp.ndarray arr = <cnp.ndarray>a
+    return (cnp.PyArray_TYPE(arr) == typenum and cnp.PyArray_IS_C_CONTIGUOUS(arr)
+            and cnp.PyArray_ISALIGNED(arr) and cnp.PyArray_ISNOTSWAPPED(arr))
+
+
+cdef inline bint covers_suffix(cnp.ndarray p, cnp.ndarray x, int axis, Py_ssize_t cols):
+    """p has the normalized shape exactly (right-aligned, as many elements)."""
+    cdef int k = cnp.PyArray_NDIM(p), nd = cnp.PyArray_NDIM(x), i
+    if cnp.PyArray_SIZE(p) != cols or k > nd - axis:
+        return False
+    for i in range(1, k + 1):
+        if cnp.PyArray_DIM(p, k - i) != cnp.PyArray_DIM(x, nd - i):
+            return False
+    return True
+
+
+def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, int n_threads,
+                     bint want_mean, bint want_inv):
+    """The common call, validated and run without leaving C.
+
+    Takes only what needs no conversion: float32 or float64 ndarrays of
+    one dtype, native and C-contiguous, Scale/B of exactly the normalized
+    shape, an int axis in range and a float epsilon. Returns
+    (Y, Mean or None, InvStdDev or None), or None when the call must go
+    through the full validation in normops/_validate.py (which also
+    raises every error: this function never does).
+    """
+    if type(X) is not cnp.ndarray or type(axis) is not int or type(epsilon) is not float:
+        return None
+    cdef cnp.ndarray x = <cnp.ndarray>X
+    cdef int t = cnp.PyArray_TYPE(x)
+    cdef int nd = cnp.PyArray_NDIM(x)
+    if (t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64) or nd < 1 or not behaved(X, t):
+        return None
+    if axis < -nd or axis >= nd:
+        return None
+    cdef int ax = <int>axis + (nd if axis < 0 else 0)
+    cdef Py_ssize_t rows = 1, cols = 1
+    cdef int i
+    for i in range(ax):
+        rows *= cnp.PyArray_DIM(x, i)
+    for i in range(ax, nd):
+        cols *= cnp.PyArray_DIM(x, i)
+    if cols == 0 or not behaved(scale, t) or not covers_suffix(<cnp.ndarray>scale, x, ax, cols):
+        return None
+    if bias is not None and (not behaved(bias, t) or not covers_suffix(<cnp.ndarray>bias, x, ax, cols)):
+        return None
+    cdef cnp.npy_intp stat_dims[32]
+    for i in range(nd):
+        stat_dims[i] = cnp.PyArray_DIM(x, i) if i < ax else 1
+    cdef cnp.ndarray y = cnp.PyArray_EMPTY(nd, cnp.PyArray_DIMS(x), t, 0)
+    cdef object mean = None, inv = None
+    if want_mean:
+        mean = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
+    if want_inv:
+        inv = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
+    cdef void* px = cnp.PyArray_DATA(x)
+    cdef void* py = cnp.PyArray_DATA(y)
+    cdef void* ps = cnp.PyArray_DATA(<cnp.ndarray>scale)
+    cdef void* pb = data_or_null(bias)
+    cdef float* pm = <float*>data_or_null(mean)
+    cdef float* pi = <float*>data_or_null(inv)
+    cdef double eps = <float>(<double>epsilon)  # ONNX float attribute: rounded to float32
+    if t == cnp.NPY_FLOAT32:
+        with nogil:
+            normalize_chunks[float](
+                <const float*>px, <float*>py, <const float*>ps, <const float*>pb,
+                pm, pi, rows, cols, <float>eps, center, n_threads)
+    else:
+        with nogil:
+            normalize_chunks[double](
+                <const double*>px, <double*>py, <const double*>ps, <const double*>pb,
+                pm, pi, rows, cols, eps, center, n_threads)
+    return (y, mean, inv)

@@ -1,0 +1,166 @@
+"""The operator registry and the generic entry point ``run``.
+
+One ``OpDef`` per (domain, op_type). A requested opset resolves to the
+newest ``since_version`` of the operator that is not above it, as ONNX
+resolves a node's schema.
+"""
+import bisect
+
+from . import _config
+from ._errors import InvalidInputError, UnsupportedError
+
+#: The newest default-domain opset this build knows (onnx 1.22).
+MAX_OPSET = 27
+
+_DOMAIN_ALIASES = {"": "", "ai.onnx": "", "com.microsoft": "com.microsoft"}
+_REGISTRY = {}
+
+
+def _domain(domain, op_type):
+    try:
+        return _DOMAIN_ALIASES[domain]
+    except (KeyError, TypeError):
+        raise UnsupportedError(f"{op_type}: domain {domain!r} is not served") from None
+
+
+class OpDef:
+    """An ONNX operator as normops serves it.
+
+    ``bind(op, version, inputs, attributes)`` validates and returns a plan;
+    ``compute(plan, mode, n_threads, all_outputs)`` runs the kernels and
+    ``reference(plan)`` the executable specification; both return the list
+    of outputs (``compute`` may leave trailing optional outputs out when
+    ``all_outputs`` is false).
+    """
+
+    def __init__(self, op_type, *, versions, inputs, n_required, outputs, attributes,
+                 bind, compute, reference, domain=""):
+        self.op_type = op_type
+        self.domain = domain
+        self.versions = tuple(sorted(versions))
+        self.inputs = tuple(inputs)
+        self.n_required = n_required
+        self.outputs = tuple(outputs)
+        self._attributes = attributes
+        self.bind = bind
+        self.compute = compute
+        self.reference = reference
+        self._version_cache = {}
+
+    def __repr__(self):
+        return f"OpDef({self.domain or 'ai.onnx'}::{self.op_type}, versions={self.versions})"
+
+    def attributes(self, version):
+        """name -> default of the attributes at ``version``."""
+        attrs = self._attributes
+        return attrs(version) if callable(attrs) else attrs
+
+    def version_for(self, opset):
+        """The since_version serving ``opset`` (None: the newest)."""
+        try:
+            return self._version_cache[opset]
+        except (KeyError, TypeError):
+            pass
+        if opset is None:
+            version = self.versions[-1]
+        else:
+            if isinstance(opset, bool) or not isinstance(opset, int):
+                raise InvalidInputError(f"{self.op_type}: argument 'opset' must be an integer, not {opset!r}")
+            i = bisect.bisect_right(self.versions, opset)
+            if i == 0:
+                raise UnsupportedError(
+                    f"{self.op_type}: not defined at opset {opset} (first version: {self.versions[0]})")
+            version = self.versions[i - 1]
+        self._version_cache[opset] = version
+        return version
+
+    def fill_attributes(self, version, attributes):
+        """Defaults completed by the given attributes; unknown names refused."""
+        defaults = self.attributes(version)
+        if not attributes:
+            return dict(defaults)
+        unknown = [name for name in attributes if name not in defaults]
+        if unknown:
+            known = ", ".join(defaults) or "none"
+            raise InvalidInputError(
+                f"{self.op_type}: unknown attribute {unknown[0]!r} at opset {version} (known: {known})")
+        filled = dict(defaults)
+        filled.update(attributes)
+        return filled
+
+    def pad_inputs(self, inputs):
+        """The inputs as a list with one entry per ONNX input (None = absent)."""
+        inputs = list(inputs)
+        if len(inputs) > len(self.inputs):
+            raise InvalidInputError(
+                f"{self.op_type}: takes at most {len(self.inputs)} inputs ({', '.join(self.inputs)}), "
+                f"got {len(inputs)}")
+        inputs.extend([None] * (len(self.inputs) - len(inputs)))
+        for i in range(self.n_required):
+            if inputs[i] is None:
+                raise InvalidInputError(f"{self.op_type}: input {self.inputs[i]!r} is required")
+        return inputs
+
+    def call(self, inputs, attributes, opset, mode, n_threads, all_outputs=True):
+        """Validated kernel call; ``attributes`` must already hold every name."""
+        version = self.version_for(opset)
+        mode = _config.resolve_mode(mode, self.op_type)
+        n_threads = _config.resolve_threads(n_threads, self.op_type)
+        plan = self.bind(self, version, inputs, attributes)
+        return self.compute(plan, mode, n_threads, all_outputs)
+
+    def run(self, inputs, attributes, opset, mode, n_threads):
+        version = self.version_for(opset)
+        return self.call(self.pad_inputs(inputs), self.fill_attributes(version, attributes),
+                         version, mode, n_threads)
+
+    def run_reference(self, inputs, attributes, opset, mode=None):
+        version = self.version_for(opset)
+        if mode is not None and _config.check_mode(mode, self.op_type) != "exact":
+            raise UnsupportedError(f"{self.op_type}: the reference models the exact flavour only")
+        plan = self.bind(self, version, self.pad_inputs(inputs), self.fill_attributes(version, attributes))
+        return self.reference(plan)
+
+
+def register(op):
+    key = (op.domain, op.op_type)
+    if key in _REGISTRY:
+        raise RuntimeError(f"{op!r} registered twice")
+    _REGISTRY[key] = op
+    return op
+
+
+def lookup(op_type, domain=""):
+    """The OpDef of an operator, or UnsupportedError."""
+    key = (_domain(domain, op_type), op_type)
+    try:
+        return _REGISTRY[key]
+    except KeyError:
+        raise UnsupportedError(
+            f"{op_type}: operator not served (domain {domain or 'ai.onnx'!r})") from None
+
+
+def is_served(domain, op_type, opset):
+    """True when ``op_type`` of ``domain`` is served at ``opset``."""
+    try:
+        lookup(op_type, domain).version_for(opset)
+    except (UnsupportedError, InvalidInputError):
+        return False
+    return True
+
+
+def served_operators():
+    """Every served operator as (domain, op_type), sorted."""
+    return sorted(_REGISTRY)
+
+
+def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n_threads=None):
+    """Run one ONNX operator and return the list of all its outputs.
+
+    ``inputs`` are in ONNX order (None for an absent optional input, and
+    trailing optional inputs may be left out); ``attributes`` maps ONNX
+    attribute names to Python values (missing ones take ONNX's defaults).
+    ``opset`` is the model's opset for the operator's domain (None: the
+    newest). ``mode`` is "exact" or "fast"; ``n_threads`` a positive int.
+    """
+    return lookup(op_type, domain).run(inputs, attributes, opset, mode, n_threads)

@@ -1,0 +1,134 @@
+"""The one place that checks inputs, attributes and axes.
+
+Every message starts with the operator name and names the argument, so a
+user sees at once which call and which input or attribute is wrong.
+"""
+import math
+import numbers
+import operator
+
+import numpy as np
+
+from ._errors import InvalidInputError, UnsupportedError
+
+#: TensorProto element types of the floating types (stash_type values).
+FLOAT_TENSOR_TYPES = {1: "float32", 10: "float16", 11: "float64", 16: "bfloat16"}
+
+_FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
+
+
+def is_float_dtype(dtype):
+    """float16/32/64, or ml_dtypes' bfloat16."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def compute_dtype(*dtypes):
+    """The arithmetic type: float64 if any operand is float64, else float32
+    (float16 and bfloat16 are widened exactly to float32, decisions.md §4)."""
+    return _FLOAT64 if any(d == _FLOAT64 for d in dtypes) else _FLOAT32
+
+
+def array_input(op, name, value):
+    """``value`` as a native-endian ndarray (strides left as they are)."""
+    if not isinstance(value, np.ndarray):
+        if value is None:
+            raise InvalidInputError(f"{op}: input {name!r} is required")
+        try:
+            value = np.asarray(value)
+        except Exception as exc:  # noqa: BLE001 - report any conversion failure
+            raise InvalidInputError(f"{op}: input {name!r} is not an array: {exc}") from None
+    if not value.dtype.isnative:
+        value = value.astype(value.dtype.newbyteorder("="))
+    return value
+
+
+def float_input(op, name, value):
+    """A floating input (ONNX type constraint of normalisation operators)."""
+    value = array_input(op, name, value)
+    if not is_float_dtype(value.dtype):
+        raise InvalidInputError(
+            f"{op}: input {name!r} has dtype {value.dtype}; {op} takes float16, bfloat16, float32 or float64")
+    return value
+
+
+def contiguous(a, dtype):
+    """C-contiguous, aligned copy of ``a`` in ``dtype`` (no copy when it already is)."""
+    if a.dtype == dtype and a.flags.c_contiguous and a.flags.aligned:
+        return a
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def int_attribute(op, name, value):
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(value)
+    except TypeError:
+        raise InvalidInputError(f"{op}: attribute {name!r} must be an integer, not {value!r}") from None
+
+
+def float_attribute(op, name, value):
+    """A float attribute, rounded to float32 as ONNX stores it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InvalidInputError(f"{op}: attribute {name!r} must be a number, not {value!r}")
+    return float(np.float32(value))
+
+
+def flag_attribute(op, name, value):
+    value = int_attribute(op, name, value)
+    if value not in (0, 1):
+        raise InvalidInputError(f"{op}: attribute {name!r} must be 0 or 1, not {value}")
+    return value
+
+
+def stash_type_attribute(op, value):
+    """Read and validated, then ignored: accumulation is float32 (float64 for
+    float64 inputs) whatever it says (decisions.md §4)."""
+    value = int_attribute(op, "stash_type", value)
+    if value not in FLOAT_TENSOR_TYPES:
+        raise InvalidInputError(
+            f"{op}: attribute 'stash_type' must be a floating TensorProto type "
+            f"({', '.join(f'{k} ({v})' for k, v in FLOAT_TENSOR_TYPES.items())}), not {value}")
+    return value
+
+
+def axis_attribute(op, name, axis, ndim, input_name="X"):
+    """Normalise ``axis`` into [0, ndim)."""
+    axis = int_attribute(op, name, axis)
+    if not -ndim <= axis < ndim:
+        raise InvalidInputError(
+            f"{op}: attribute {name!r}={axis} is out of range for input {input_name!r} of rank {ndim} "
+            f"(valid: {-ndim}..{ndim - 1})")
+    return axis + ndim if axis < 0 else axis
+
+
+def at_least_rank(op, name, a, rank):
+    if a.ndim < rank:
+        raise InvalidInputError(f"{op}: input {name!r} must have rank >= {rank}, got a {a.ndim}-d array")
+
+
+def broadcast_to_suffix(op, name, param, suffix):
+    """Check that ``param`` broadcasts right-aligned to the ``suffix`` shape
+    (its missing leading dimensions are ones; extra leading ones are
+    dropped) and return it with exactly the suffix's rank."""
+    shape = list(param.shape)
+    while len(shape) > len(suffix) and shape[0] == 1:
+        shape.pop(0)
+    ok = len(shape) <= len(suffix)
+    if ok:
+        padded = [1] * (len(suffix) - len(shape)) + shape
+        ok = all(p in (1, s) for p, s in zip(padded, suffix))
+    if not ok:
+        raise InvalidInputError(
+            f"{op}: input {name!r} has shape {tuple(param.shape)}, which does not broadcast "
+            f"to the normalized shape {tuple(suffix)}")
+    return param.reshape(padded)
+
+
+def product(shape):
+    return math.prod(shape)
+
+
+def unsupported(op, message):
+    return UnsupportedError(f"{op}: {message}")

@@ -1,0 +1,497 @@
+"""The benchmark driver: plans the worker processes, runs them, and merges
+their timings into one row per case x dtype x threads.
+
+The driver itself imports no runtime (only NumPy, and normops for its
+configuration report); every timing happens in a child process running
+`normops.benchmark.worker`, one runtime and one thread count per process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import io
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+
+from . import cases as _cases
+from .cases import Case, OVERHEAD_CASE
+from .runtimes import DEFAULT_RUNTIMES, RUNTIMES, missing_modules
+
+__all__ = ["bench", "BenchResults", "DEFAULTS", "QUICK", "runtime_key", "machine_info"]
+
+#: Default measurement settings, and those of ``quick=True`` (smoke tests).
+DEFAULTS = {"repeat": 1000, "warmup": 50, "budget": 0.3, "rounds": 2, "per_process": "case"}
+QUICK = {"repeat": 30, "warmup": 3, "budget": 0.01, "rounds": 2, "per_process": "all"}
+
+_ENV_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+class BenchResults(list):
+    """The rows returned by `bench` (a list of dicts), with `meta` (options,
+    machine, versions, bandwidth, overhead, notes) and `measurements` (every
+    round of every worker) attached."""
+
+    def __init__(self, rows=(), meta=None, measurements=None):
+        super().__init__(rows)
+        self.meta = meta or {}
+        self.measurements = measurements or []
+
+    def to_dict(self) -> dict:
+        return {"meta": self.meta, "rows": list(self), "measurements": self.measurements}
+
+
+def runtime_key(runtime: str) -> str:
+    """Column prefix of a runtime: ``normops-exact`` -> ``normops_exact``."""
+    return runtime.replace("-", "_")
+
+
+# ---------------------------------------------------------------------------
+# Arguments
+
+
+def _split(value) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _resolve_cases(cases, dtypes) -> list[tuple[Case, str]]:
+    wanted = _split(dtypes)
+    if cases is None or isinstance(cases, str):
+        return _cases.select_cases(cases, wanted)
+    pairs = []
+    for c in cases:
+        if isinstance(c, str):
+            c = _cases.get_case(c)
+        for dt in c.dtypes:
+            if wanted is None or dt in [np.dtype(w).name for w in wanted]:
+                pairs.append((c, dt))
+    return pairs
+
+
+def _resolve_threads(threads) -> list[int]:
+    if isinstance(threads, (int, np.integer)):
+        threads = [threads]
+    out = [int(t) for t in (_split(threads) if isinstance(threads, str) else threads)]
+    if not out or min(out) < 1:
+        raise ValueError(f"thread counts must be positive integers, got {threads!r}")
+    return list(dict.fromkeys(out))
+
+
+def _resolve_runtimes(runtimes) -> list[str]:
+    names = list(DEFAULT_RUNTIMES) if runtimes is None else _split(runtimes)
+    for n in names:
+        if n not in RUNTIMES:
+            raise ValueError(f"unknown runtime {n!r}; known: {', '.join(RUNTIMES)}")
+    return list(dict.fromkeys(names))
+
+
+# ---------------------------------------------------------------------------
+# Machine
+
+
+def _isa_level(flags: set[str]) -> str:
+    """The x86-64 micro-architecture level the CPU flags allow."""
+    if not flags:
+        return "unknown"
+    v2 = {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"}
+    v3 = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "abm", "xsave"}
+    v4 = {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
+    level = "x86-64"
+    for name, need in (("x86-64-v2", v2), ("x86-64-v3", v3), ("x86-64-v4", v4)):
+        if not need <= flags:
+            break
+        level = name
+    return level
+
+
+def _normops_config() -> tuple[str | None, str | None]:
+    """(text of normops.show_config(), version) or (reason, None)."""
+    try:
+        import normops
+    except Exception as exc:
+        return f"normops does not import: {exc}", None
+    version = str(getattr(normops, "__version__", "?"))
+    show = getattr(normops, "show_config", None)
+    if show is None:
+        return "normops.show_config() is not available", version
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            ret = show()
+    except Exception as exc:
+        return f"normops.show_config() failed: {exc}", version
+    text = buf.getvalue()
+    if ret is not None and not text:
+        text = ret if isinstance(ret, str) else json.dumps(ret, indent=2, default=str)
+    return text.strip(), version
+
+
+def machine_info() -> dict:
+    """CPU model, core count, ISA level, OS, Python, and normops' view."""
+    model, flags = None, set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, val = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model is None:
+                    model = val.strip()
+                elif key == "flags" and not flags:
+                    flags = set(val.split())
+    except OSError:
+        pass
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except AttributeError:
+        affinity = None
+    config, version = _normops_config()
+    return {
+        "cpu_model": model or platform.processor() or platform.machine(),
+        "logical_cpus": os.cpu_count(),
+        "usable_cpus": affinity,
+        "isa_level": _isa_level(flags),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "normops": version,
+        "normops_config": config,
+    }
+
+
+def _loadavg():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Progress
+
+
+class _Progress:
+    """tqdm on stderr when installed, else a one-line counter."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.n, self.enabled, self.bar = total, 0, enabled, None
+        self.tty = enabled and sys.stderr.isatty()
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, file=sys.stderr, unit="proc", dynamic_ncols=True)
+            except ImportError:
+                self.bar = None
+
+    def update(self, label: str) -> None:
+        self.n += 1
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.set_description_str(label[:48], refresh=False)
+            self.bar.update(1)
+        elif self.tty:
+            sys.stderr.write(f"\r[{self.n}/{self.total}] {label[:70]:<70}")
+            sys.stderr.flush()
+        elif self.n == self.total or self.n % max(1, self.total // 20) == 0:
+            sys.stderr.write(f"[{self.n}/{self.total}] {label}\n")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+# ---------------------------------------------------------------------------
+# Workers
+
+
+def _package_root() -> str:
+    import normops.benchmark as pkg
+
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(pkg.__file__))))
+
+
+def _run_worker(spec: dict, python: str, timeout: float) -> dict:
+    """Run one worker process; a failure becomes an error per job."""
+    env = os.environ.copy()
+    for var in _ENV_THREAD_VARS:
+        env[var] = str(spec["threads"])
+    root = _package_root()
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    try:
+        proc = subprocess.run(
+            [python, "-m", "normops.benchmark.worker"],
+            input=json.dumps(spec),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
+        lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+        if proc.returncode == 0 and lines:
+            return json.loads(lines[-1])
+        reason = f"worker exited with code {proc.returncode}: {proc.stderr.strip()[-600:]}"
+    except subprocess.TimeoutExpired:
+        reason = f"worker timed out after {timeout:.0f} s"
+    except (OSError, ValueError) as exc:
+        reason = f"worker failed: {exc}"
+    return {
+        "runtime": spec["runtime"],
+        "threads": spec["threads"],
+        "versions": {},
+        "skipped": None,
+        "failed": reason,
+        "results": [{"case": j["case"], "dtype": j["dtype"], "error": reason} for j in spec["jobs"]],
+    }
+
+
+# ---------------------------------------------------------------------------
+# The benchmark
+
+
+def bench(
+    cases=None,
+    dtypes=None,
+    threads=(1, 2),
+    runtimes=None,
+    repeat: int | None = None,
+    warmup: int | None = None,
+    budget: float | None = None,
+    quick: bool = False,
+    bandwidth: bool = False,
+    *,
+    rounds: int | None = None,
+    per_process: str | None = None,
+    seed: int = 0,
+    overhead: bool = True,
+    progress: bool = False,
+    out: str | os.PathLike | None = None,
+    python: str | None = None,
+    bandwidth_mib: int = 512,
+) -> BenchResults:
+    """Time normalisation nodes in normops and the other runtimes.
+
+    Parameters
+    ----------
+    cases : None, str or sequence
+        None for every registered case, a regular expression searched in the
+        case names, or a sequence of names / `Case` objects.
+    dtypes : None, str or sequence of str
+        Restrict to these dtypes ("float32,float16" or a list).
+    threads : int or sequence of int
+        Thread counts; each runs in its own processes.
+    runtimes : None, str or sequence of str
+        Runtime names (default `DEFAULT_RUNTIMES`); one missing from the
+        environment is skipped with a note in ``results.meta["notes"]``.
+    repeat, warmup, budget : int, int, float
+        Most samples, warm-up calls, and sampling seconds for each case in
+        each process. Defaults: `DEFAULTS`, or `QUICK` when `quick`.
+    quick : bool
+        Tiny budget and all cases of a runtime in one process: a smoke test,
+        not a measurement.
+    bandwidth : bool
+        Measure read/copy bandwidth first and report each case's fraction
+        of the copy limit (see `normops.benchmark.bandwidth`).
+    rounds : int
+        Processes per runtime per case; the runtime order is reversed every
+        other round (A B C, C B A, ...). Default 2.
+    per_process : "case" or "all"
+        One case per process (default), or every case of a thread count in
+        one process per runtime and round (the `quick` default).
+    overhead : bool
+        Also time a 1x8 LayerNormalization in normops-exact (and ONNX
+        Runtime) at 1 thread: the per-call overhead.
+    progress : bool
+        Progress bar on stderr.
+    out : path, optional
+        Write results.json, results.csv, results.md and plot.png there.
+
+    Returns
+    -------
+    BenchResults
+        A list with one dict per case x dtype x threads (see
+        `normops.benchmark.report.columns`), plus `.meta`.
+    """
+    settings = dict(QUICK if quick else DEFAULTS)
+    for k, v in (("repeat", repeat), ("warmup", warmup), ("budget", budget),
+                 ("rounds", rounds), ("per_process", per_process)):
+        if v is not None:
+            settings[k] = v
+    if settings["per_process"] not in ("case", "all"):
+        raise ValueError("per_process must be 'case' or 'all'")
+    if int(settings["rounds"]) < 1 or int(settings["repeat"]) < 1 or float(settings["budget"]) <= 0:
+        raise ValueError("rounds and repeat must be >= 1 and budget > 0")
+    pairs = _resolve_cases(cases, dtypes)
+    if not pairs:
+        raise ValueError(f"no benchmark case matches cases={cases!r} dtypes={dtypes!r}")
+    thread_list = _resolve_threads(threads)
+    rt_names = _resolve_runtimes(runtimes)
+    python = python or sys.executable
+
+    notes: list[str] = []
+    skipped: dict[str, str] = {}
+    for rt in rt_names:
+        miss = missing_modules(rt)
+        if miss:
+            skipped[rt] = f"{', '.join(miss)} not installed"
+    meta = {
+        "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv),
+        "settings": dict(settings, seed=seed, quick=quick),
+        "threads": thread_list,
+        "runtimes": rt_names,
+        "machine": machine_info(),
+        "loadavg_start": _loadavg(),
+        "versions": {},
+        "bandwidth": None,
+        "overhead": None,
+        "notes": notes,
+    }
+
+    if bandwidth:
+        from .bandwidth import measure_bandwidth
+
+        meta["bandwidth"] = measure_bandwidth(thread_list, size_mib=bandwidth_mib)
+
+    if settings["per_process"] == "case":
+        units = [(t, [pair]) for pair in pairs for t in thread_list]
+    else:
+        units = [(t, pairs) for t in thread_list]
+    n_rounds = int(settings["rounds"])
+    bar = _Progress(len(units) * n_rounds * len(rt_names), progress)
+    measurements: list[dict] = []
+    errors: dict[tuple, str] = {}
+
+    def spec_for(rt, t, jobs, **over):
+        spec = {
+            "runtime": rt, "threads": t, "seed": seed,
+            "warmup": int(settings["warmup"]), "repeat": int(settings["repeat"]),
+            "budget": float(settings["budget"]), "min_samples": 5,
+            "jobs": [{"case": c.name, "dtype": dt} for c, dt in jobs],
+        }
+        spec.update(over)
+        return spec
+
+    def run(rt, t, jobs, rnd, **over):
+        spec = spec_for(rt, t, jobs, **over)
+        timeout = 120 + len(jobs) * (10 * spec["budget"] + 30)
+        res = _run_worker(spec, python, timeout)
+        if res.get("skipped"):
+            skipped.setdefault(rt, res["skipped"])
+            return []
+        meta["versions"].update(res.get("versions", {}))
+        rows = []
+        for r in res["results"]:
+            r = dict(r, runtime=rt, threads=t, round=rnd)
+            if r.get("error"):
+                errors.setdefault((r["case"], r["dtype"], t, rt), r["error"])
+            rows.append(r)
+        return rows
+
+    try:
+        for t, jobs in units:
+            for rnd in range(n_rounds):
+                order = rt_names if rnd % 2 == 0 else rt_names[::-1]
+                for rt in order:
+                    label = f"{jobs[0][0].name} {jobs[0][1]} T={t} {rt}" if len(jobs) == 1 \
+                        else f"{len(jobs)} cases T={t} {rt}"
+                    if rt not in skipped:
+                        measurements.extend(run(rt, t, jobs, rnd))
+                    bar.update(label)
+        if overhead and "normops-exact" in rt_names and "normops-exact" not in skipped:
+            over = {}
+            for rt in ("normops-exact", "onnxruntime"):
+                if rt in rt_names and rt not in skipped:
+                    got = [m for m in run(rt, 1, [(OVERHEAD_CASE, "float32")], 0,
+                                          repeat=max(int(settings["repeat"]), 2000))
+                           if not m.get("error")]
+                    if got:
+                        over[rt] = {"median_us": got[0]["median_ns"] / 1e3,
+                                    "samples": got[0]["samples"], "inner": got[0]["inner"]}
+            if over:
+                meta["overhead"] = {"case": OVERHEAD_CASE.name, "dtype": "float32",
+                                    "threads": 1, "runtimes": over}
+    finally:
+        bar.close()
+
+    for rt, why in skipped.items():
+        notes.append(f"{rt} skipped: {why}")
+    seen = set()
+    for (case, dt, t, rt), why in errors.items():
+        key = (rt, why)
+        if key not in seen:
+            seen.add(key)
+            notes.append(f"{rt} could not run {case} {dt} (T={t}): {why}")
+    meta["loadavg_end"] = _loadavg()
+    meta["finished"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+    rows = _merge(pairs, thread_list, rt_names, measurements, meta)
+    results = BenchResults(rows, meta, measurements)
+    if out is not None:
+        from .report import write_outputs
+
+        write_outputs(results, out)
+    return results
+
+
+def _merge(pairs, thread_list, rt_names, measurements, meta) -> list[dict]:
+    """One row per case x dtype x threads: median of the round medians."""
+    from .bandwidth import copy_limit_fraction
+
+    by_key: dict[tuple, list[dict]] = {}
+    for m in measurements:
+        if not m.get("error") and m.get("median_ns") is not None:
+            by_key.setdefault((m["case"], m["dtype"], m["threads"], m["runtime"]), []).append(m)
+    bw = meta.get("bandwidth")
+    rows = []
+    for case, dt in pairs:
+        for t in thread_list:
+            row = {
+                "case": case.name,
+                "op_type": case.op_type,
+                "opset": case.opset,
+                "shape": case.shape_str,
+                "axis": case.attributes.get("axis"),
+                "width": case.width,
+                "elements": case.elements,
+                "dtype": dt,
+                "threads": t,
+                "bytes_moved": case.bytes_moved(dt),
+            }
+            copy_gbs = None
+            if bw:
+                avail = [k for k in bw["copy_gbs"] if int(k) <= t] or list(bw["copy_gbs"])
+                copy_gbs = bw["copy_gbs"][max(avail, key=int)]
+                row["copy_limit_us"] = case.bytes_moved(dt) / copy_gbs / 1e3
+            for rt in rt_names:
+                key = runtime_key(rt)
+                ms = by_key.get((case.name, dt, t, rt), [])
+                med = float(np.median([m["median_ns"] for m in ms])) if ms else None
+                row[f"{key}_us"] = None if med is None else med / 1e3
+                row[f"{key}_rounds_us"] = [m["median_ns"] / 1e3 for m in ms]
+                row[f"{key}_samples"] = sum(m["samples"] for m in ms) if ms else 0
+                row[f"{key}_elem_per_ns"] = None if med is None else case.elements / med
+                diffs = [m.get("max_abs_diff") for m in ms if m.get("max_abs_diff") is not None]
+                row[f"{key}_max_abs_diff"] = max(diffs) if diffs else None
+                if bw:
+                    row[f"{key}_copy_frac"] = (
+                        None if med is None
+                        else copy_limit_fraction(case.bytes_moved(dt), med, copy_gbs))
+            ort = row.get("onnxruntime_us")
+            for mode in ("exact", "fast"):
+                mine = row.get(f"normops_{mode}_us")
+                row[f"ort_over_{mode}"] = (ort / mine) if (ort and mine) else None
+            rows.append(row)
+    return rows
+

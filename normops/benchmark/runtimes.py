@@ -1,0 +1,230 @@
+"""The runtimes the benchmark compares.
+
+A runtime turns a `Case` and its inputs into a zero-argument callable that
+computes the node once. Runtimes are only set up inside a worker process
+(`normops.benchmark.worker`), one runtime and one thread count per process,
+so that importing one (ONNX Runtime's spinning thread pool, torch's OpenMP
+pool) cannot slow down another.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any, Callable
+
+import numpy as np
+
+from .cases import Case
+
+__all__ = [
+    "RUNTIMES",
+    "DEFAULT_RUNTIMES",
+    "RuntimeUnavailable",
+    "CaseUnsupported",
+    "get_runtime",
+    "missing_modules",
+]
+
+
+class RuntimeUnavailable(Exception):
+    """The runtime cannot run in this environment (a module is missing)."""
+
+
+class CaseUnsupported(Exception):
+    """The runtime has no equivalent of this case."""
+
+
+class Runtime:
+    name = ""
+    modules: tuple[str, ...] = ()
+    #: whether the thread count changes anything
+    threaded = True
+
+    def setup(self, threads: int) -> None:
+        """Import and configure; raise RuntimeUnavailable if impossible."""
+
+    def versions(self) -> dict[str, str]:
+        return {}
+
+    def prepare(self, case: Case, inputs: list[np.ndarray], threads: int) -> Callable[[], Any]:
+        raise NotImplementedError
+
+    def to_numpy(self, result: Any) -> np.ndarray:
+        return np.asarray(result)
+
+
+def _import(name: str):
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # ImportError, or a broken install
+        raise RuntimeUnavailable(f"cannot import {name}: {exc}") from None
+
+
+def missing_modules(runtime: str) -> list[str]:
+    """Modules the runtime needs that are not installed (no import done)."""
+    return [m for m in RUNTIMES[runtime].modules if importlib.util.find_spec(m) is None]
+
+
+class NormopsRuntime(Runtime):
+    modules = ("normops",)
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.name = f"normops-{mode}"
+
+    def setup(self, threads):
+        self.normops = _import("normops")
+
+    def versions(self):
+        return {"normops": str(getattr(self.normops, "__version__", "?"))}
+
+    def prepare(self, case, inputs, threads):
+        fn = getattr(self.normops, case.normops_fn, None)
+        if fn is None:
+            raise RuntimeUnavailable(f"normops has no function {case.normops_fn}()")
+        kwargs = dict(case.attributes, mode=self.mode, n_threads=threads)
+        return lambda: fn(*inputs, **kwargs)
+
+
+class NumpyRuntime(Runtime):
+    name = "numpy"
+    modules = ("numpy",)
+    threaded = False
+
+    def versions(self):
+        return {"numpy": np.__version__}
+
+    def prepare(self, case, inputs, threads):
+        fn, attrs = case.numpy_fn, case.attributes
+        return lambda: fn(inputs, attrs)
+
+
+class TorchRuntime(Runtime):
+    name = "torch"
+    modules = ("torch",)
+
+    def setup(self, threads):
+        self.torch = _import("torch")
+        self.torch.set_num_threads(threads)
+
+    def versions(self):
+        return {"torch": self.torch.__version__}
+
+    def prepare(self, case, inputs, threads):
+        if case.torch_fn is None:
+            raise CaseUnsupported(f"torch has no equivalent of {case.op_type}")
+        torch, fn, attrs = self.torch, case.torch_fn, case.attributes
+        tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in inputs]
+
+        def call():
+            with torch.inference_mode():
+                return fn(torch, tensors, attrs)
+
+        return call
+
+    def to_numpy(self, result):
+        return result.numpy()
+
+
+def build_onnx_model(case: Case, inputs: list[np.ndarray]):
+    """A one-node ONNX model of `case`: X is the graph input, the other
+    inputs are initializers (the weights of a real model)."""
+    from onnx import helper, numpy_helper
+
+    x = inputs[0]
+    names = list(case.input_names[: len(inputs)])
+    inits = [numpy_helper.from_array(a, n) for a, n in zip(inputs[1:], names[1:])]
+    node = helper.make_node(case.op_type, names, ["Y"], domain=case.domain, **case.attributes)
+    y = case.numpy_fn(inputs, case.attributes)
+    graph = helper.make_graph(
+        [node],
+        case.name,
+        [helper.make_tensor_value_info(names[0], helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
+        [helper.make_tensor_value_info("Y", helper.np_dtype_to_tensor_dtype(y.dtype), y.shape)],
+        initializer=inits,
+    )
+    opsets = [helper.make_opsetid(case.domain, case.opset_import or case.opset)]
+    if case.domain not in ("", "ai.onnx"):
+        opsets.append(helper.make_opsetid("", 17))
+    # IR version 10 is read by every ONNX Runtime this benchmark supports.
+    return helper.make_model(graph, opset_imports=opsets, ir_version=10)
+
+
+class OnnxRuntime(Runtime):
+    """`InferenceSession.run(None, feeds)` with numpy feeds: the path a user
+    of ONNX Runtime's Python API takes."""
+
+    name = "onnxruntime"
+    modules = ("onnxruntime", "onnx")
+
+    def setup(self, threads):
+        self.ort = _import("onnxruntime")
+        _import("onnx")
+        self.ort.set_default_logger_severity(3)
+
+    def versions(self):
+        import onnx
+
+        return {"onnxruntime": self.ort.__version__, "onnx": onnx.__version__}
+
+    def session(self, case, inputs, threads):
+        ort = self.ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        model = build_onnx_model(case, inputs)
+        try:
+            return ort.InferenceSession(
+                model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise CaseUnsupported(f"onnxruntime rejects the model: {exc}") from None
+
+    def prepare(self, case, inputs, threads):
+        sess = self.session(case, inputs, threads)
+        feeds = {case.input_names[0]: inputs[0]}
+        return lambda: sess.run(None, feeds)
+
+    def to_numpy(self, result):
+        return np.asarray(result[0])
+
+
+class OnnxRuntimeOrtValue(OnnxRuntime):
+    """`run_with_ort_values` with the input already an `OrtValue`: no NumPy
+    conversion of the feed per call, the output still allocated by ONNX
+    Runtime. Its lowest per-call overhead short of binding the output."""
+
+    name = "onnxruntime-ortvalue"
+
+    def prepare(self, case, inputs, threads):
+        sess = self.session(case, inputs, threads)
+        feeds = {case.input_names[0]: self.ort.OrtValue.ortvalue_from_numpy(inputs[0])}
+        return lambda: sess.run_with_ort_values(["Y"], feeds)
+
+    def to_numpy(self, result):
+        return result[0].numpy()
+
+
+RUNTIMES: dict[str, Runtime] = {
+    rt.name: rt
+    for rt in (
+        NormopsRuntime("exact"),
+        NormopsRuntime("fast"),
+        OnnxRuntime(),
+        NumpyRuntime(),
+        TorchRuntime(),
+        OnnxRuntimeOrtValue(),
+    )
+}
+
+#: Compared by default; `onnxruntime-ortvalue` only on request.
+DEFAULT_RUNTIMES = ("normops-exact", "normops-fast", "onnxruntime", "numpy", "torch")
+
+
+def get_runtime(name: str) -> Runtime:
+    try:
+        return RUNTIMES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown runtime {name!r}; known: {', '.join(RUNTIMES)}") from None

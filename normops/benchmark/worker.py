@@ -1,0 +1,180 @@
+"""One benchmark process: one runtime, one thread count, some cases.
+
+Run as ``python -m normops.benchmark.worker`` with a JSON spec on stdin::
+
+    {"runtime": "onnxruntime", "threads": 2, "seed": 0,
+     "warmup": 50, "repeat": 1000, "budget": 0.3, "min_samples": 5,
+     "jobs": [{"case": "LayerNormalization_32x896", "dtype": "float32"}]}
+
+It prints one JSON object on stdout: the runtime's versions, and per job the
+median and quartiles of the per-call time in nanoseconds, the number of
+samples, the calls per sample, and the largest absolute difference from a
+float64 evaluation of the case (a sanity check that every runtime computes
+the same thing), or the reason the job was skipped.
+
+The parent sets OMP_NUM_THREADS (and friends) to the thread count in this
+process's environment before it starts.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from .cases import get_case
+from .runtimes import CaseUnsupported, RuntimeUnavailable, get_runtime
+
+#: Calls faster than this are timed in batches, so the clock's own cost
+#: (tens of ns) stays below 1% of a sample.
+BATCH_TARGET_NS = 10_000
+
+
+def measure(fn, *, warmup: int, repeat: int, budget: float, min_samples: int = 5) -> dict:
+    """Time `fn()`: warm-up, then samples until `repeat` or `budget`.
+
+    Warm-up runs `warmup` calls, stopping early once a quarter of the budget
+    is spent (at least 2 calls). A sample is one call, or a batch of calls
+    when one call takes under `BATCH_TARGET_NS`, divided by the batch size.
+    Sampling stops after `repeat` samples or when the budget is spent, and
+    never before `min_samples`. The garbage collector is off while timing.
+    """
+    clock = time.perf_counter_ns
+    budget_ns = int(budget * 1e9)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = clock()
+        n = 0
+        while n < max(2, warmup):
+            fn()
+            n += 1
+            if n >= 2 and clock() - start > budget_ns // 4:
+                break
+        # Per-call estimate from a short burst, to choose the batch size.
+        t0 = clock()
+        fn()
+        fn()
+        fn()
+        est = max(1, (clock() - t0) // 3)
+        inner = 1 if est >= BATCH_TARGET_NS else int(math.ceil(BATCH_TARGET_NS / est))
+        samples = []
+        deadline = clock() + budget_ns
+        if inner == 1:
+            while len(samples) < repeat:
+                t0 = clock()
+                fn()
+                t1 = clock()
+                samples.append(t1 - t0)
+                if t1 > deadline and len(samples) >= min_samples:
+                    break
+        else:
+            rng = range(inner)
+            while len(samples) < repeat:
+                t0 = clock()
+                for _ in rng:
+                    fn()
+                t1 = clock()
+                samples.append((t1 - t0) / inner)
+                if t1 > deadline and len(samples) >= min_samples:
+                    break
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    arr = np.asarray(samples, dtype=np.float64)
+    q1, med, q3 = np.percentile(arr, [25, 50, 75])
+    return {
+        "median_ns": float(med),
+        "q1_ns": float(q1),
+        "q3_ns": float(q3),
+        "min_ns": float(arr.min()),
+        "samples": int(arr.size),
+        "inner": inner,
+        "warmup_calls": n,
+    }
+
+
+def _check(case, inputs, runtime, result) -> float | None:
+    """Largest |runtime - float64 NumPy| over the output (NaN-aware)."""
+    try:
+        got = runtime.to_numpy(result).astype(np.float64)
+        ref = case.numpy_fn(inputs, case.attributes, acc=np.float64)
+        if got.shape != ref.shape:
+            return float("inf")
+        diff = np.abs(got - ref)
+        return float(np.nanmax(diff)) if diff.size else 0.0
+    except Exception:
+        return None
+
+
+def run_spec(spec: dict) -> dict:
+    runtime = get_runtime(spec["runtime"])
+    threads = int(spec.get("threads", 1))
+    out = {
+        "runtime": runtime.name,
+        "threads": threads,
+        "pid": os.getpid(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "versions": {},
+        "skipped": None,
+        "results": [],
+    }
+    try:
+        runtime.setup(threads)
+    except RuntimeUnavailable as exc:
+        out["skipped"] = str(exc)
+        return out
+    out["versions"] = runtime.versions()
+    out["versions"]["python"] = sys.version.split()[0]
+    out["versions"]["numpy"] = np.__version__
+    for job in spec["jobs"]:
+        case = get_case(job["case"])
+        dtype = job["dtype"]
+        res = {"case": case.name, "dtype": dtype, "error": None}
+        try:
+            inputs = case.inputs(dtype, int(spec.get("seed", 0)))
+            fn = runtime.prepare(case, inputs, threads)
+            first = fn()
+            if spec.get("check", True):
+                res["max_abs_diff"] = _check(case, inputs, runtime, first)
+            del first
+            res.update(measure(
+                fn,
+                warmup=int(spec.get("warmup", 50)),
+                repeat=int(spec.get("repeat", 1000)),
+                budget=float(spec.get("budget", 0.3)),
+                min_samples=int(spec.get("min_samples", 5)),
+            ))
+        except (CaseUnsupported, RuntimeUnavailable) as exc:
+            res["error"] = str(exc)
+        except NotImplementedError as exc:  # e.g. normops.UnsupportedError
+            res["error"] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            res["error"] = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc(file=sys.stderr)
+        out["results"].append(res)
+    return out
+
+
+def main() -> int:
+    # Anything a library prints on stdout (C or Python) goes to stderr; the
+    # only thing on the real stdout is the result.
+    result_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    spec = json.load(sys.stdin)
+    out = run_spec(spec)
+    with os.fdopen(result_fd, "w") as f:
+        json.dump(out, f)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The executable specification: a slow, readable pure-NumPy model of the
+exact flavour.
+
+``normops.reference.run(...)`` takes the arguments of ``normops.run``, goes
+through the same validation, and computes every output with the model
+instead of the kernels. The tests compare the two bit for bit.
+"""
+from ._norms import layer_normalization, rms_normalization, simplified_layer_normalization
+from ._sum16 import canonical_nan, sum16
+
+__all__ = ["run", "sum16", "canonical_nan", "layer_normalization", "rms_normalization",
+           "simplified_layer_normalization"]
+
+
+def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n_threads=None):
+    """Like ``normops.run``, through the executable specification.
+
+    Only the exact flavour is modelled (``mode`` None or "exact");
+    ``n_threads`` is accepted for symmetry and has no effect.
+    """
+    from .._registry import lookup
+
+    return lookup(op_type, domain).run_reference(inputs, attributes, opset, mode)

@@ -1,0 +1,104 @@
+"""Build the normops kernels once per instruction-set level.
+
+The same Cython sources (``normops/_kernels/*.pxi``) are compiled into one
+extension module per ISA level (``isa_baseline``, ``isa_avx2``,
+``isa_avx512``); ``normops._isa`` picks one at import time. Every build uses
+``-ffp-contract=off`` (no fused multiply-add) and never ``-ffast-math``: the
+exact kernels depend on IEEE rounding of each operation.
+"""
+import os
+import platform
+import sys
+import tempfile
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+# Value-preserving flags only. -fno-math-errno lets sqrt become the
+# instruction (no libm fallback); -fno-trapping-math allows if-conversion of
+# the NaN canonicalisation; neither changes a result.
+COMMON_FLAGS = [
+    "-O3",
+    "-ffp-contract=off",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-fno-strict-aliasing",
+]
+
+IS_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+
+# level -> extra flags. Other CPUs get one generic build named "baseline".
+if IS_X86_64:
+    ISA_LEVELS = {
+        "baseline": ["-march=x86-64", "-mtune=generic"],
+        "avx2": ["-march=x86-64-v3", "-mtune=generic", "-mprefer-vector-width=256"],
+        "avx512": ["-march=x86-64-v4", "-mtune=generic", "-mprefer-vector-width=512"],
+    }
+else:
+    ISA_LEVELS = {"baseline": []}
+
+CYTHON_DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": False,
+    "wraparound": False,
+    "cdivision": True,  # IEEE division by zero, no Python exception checks
+    "initializedcheck": False,
+    "nonecheck": False,
+    "embedsignature": True,
+}
+
+OPENMP_PROBE = r"""
+#include <omp.h>
+int main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }
+"""
+
+
+def _openmp_flags(compiler):
+    """Return the OpenMP compile/link flags if the compiler has OpenMP."""
+    if os.environ.get("NORMOPS_DISABLE_OPENMP", "") not in ("", "0"):
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as fh:
+            fh.write(OPENMP_PROBE)
+        try:
+            objs = compiler.compile([src], output_dir=tmp, extra_postargs=["-fopenmp"])
+            compiler.link_executable(objs, "probe", output_dir=tmp, extra_postargs=["-fopenmp"])
+        except Exception:  # noqa: BLE001 - any failure means "no OpenMP"
+            print("normops: the compiler has no OpenMP; building serial kernels", file=sys.stderr)
+            return []
+    return ["-fopenmp"]
+
+
+class BuildExt(build_ext):
+    def build_extensions(self):
+        omp = _openmp_flags(self.compiler)
+        for ext in self.extensions:
+            ext.extra_compile_args = ext.extra_compile_args + omp
+            ext.extra_link_args = ext.extra_link_args + omp  # libgomp, linked dynamically
+        super().build_extensions()
+
+
+def _extensions():
+    exts = []
+    for level, flags in ISA_LEVELS.items():
+        exts.append(
+            Extension(
+                f"normops._kernels.isa_{level}",
+                [f"normops/_kernels/isa_{level}.pyx"],
+                include_dirs=[np.get_include(), "normops/_kernels"],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=COMMON_FLAGS + flags,
+            )
+        )
+    return cythonize(
+        exts,
+        compiler_directives=CYTHON_DIRECTIVES,
+        include_path=["normops/_kernels"],
+        nthreads=int(os.environ.get("NORMOPS_CYTHON_JOBS", "0")) or None,
+    )
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})

@@ -1,0 +1,127 @@
+"""The build: show_config, ISA selection, the Sum16 building block in every
+ISA build, and a build without OpenMP giving the same bits."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import normops
+import normops._isa as isa
+from normops import reference
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_show_config_prints_and_returns(capsys):
+    info = normops.show_config()
+    printed = capsys.readouterr().out
+    for key in ("version", "isa", "isa_available", "openmp", "max_threads"):
+        assert key in info
+        assert key in printed
+    assert info["version"] == normops.__version__
+    assert info["isa"] in info["isa_available"]
+    assert info["max_threads"] >= 1
+    # exactness needs IEEE subnormals: nobody may have set FTZ/DAZ
+    assert not info["flush_to_zero"] and not info["denormals_are_zero"]
+
+
+def test_best_level_is_the_default():
+    if os.environ.get(isa.ENV_VAR):
+        pytest.skip("NORMOPS_ISA is set for this run")
+    assert isa.kernels.ISA_LEVEL == isa.available_levels()[-1]
+
+
+def _run_child(code, **env):
+    full_env = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env)
+
+
+@pytest.mark.parametrize("level", isa.available_levels())
+def test_forced_level_is_used(level):
+    out = _run_child("import normops; print(normops.show_config(print_out=False)['isa'])", NORMOPS_ISA=level)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (level if isa.X86_64 else "generic")
+
+
+def test_unknown_level_is_a_clear_error():
+    out = _run_child("import normops", NORMOPS_ISA="avx1024")
+    assert out.returncode != 0
+    assert "NORMOPS_ISA" in out.stderr and "avx1024" in out.stderr
+
+
+def test_load_refuses_unknown_levels():
+    with pytest.raises(normops.InvalidInputError, match="NORMOPS_ISA"):
+        isa.load("sse9")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("level", isa.available_levels())
+def test_sum16_building_block(level, dtype):
+    """The kernels' Sum16 equals the reference Sum16 bit for bit, including
+    orders where a plain left-to-right sum would differ."""
+    rng = np.random.default_rng(16)
+    kernels = isa.load(level)
+    uint = np.uint32 if dtype == np.float32 else np.uint64
+    for cols in (1, 2, 15, 16, 17, 31, 32, 33, 100, 1023, 4097):
+        rows = 7
+        x = (rng.standard_normal((rows, cols)) * 10.0 ** rng.integers(-8, 9, (rows, cols))).astype(dtype)
+        out = np.empty(rows, dtype)
+        kernels.sum16_rows(x, out, rows, cols)
+        want = reference.sum16(x)
+        assert np.array_equal(out.view(uint), want.view(uint)), (level, cols)
+    # cancellation makes the order visible: 1e8 + 1 - 1e8 differs by grouping
+    x = np.zeros((1, 32), dtype)
+    x[0, 0], x[0, 1], x[0, 16] = 1e8, 1.0, -1e8
+    out = np.empty(1, dtype)
+    kernels.sum16_rows(x, out, 1, 32)
+    # partial 0 holds (1e8 + -1e8) = 0, partial 1 holds 1: the sum is 1
+    assert out[0] == 1.0
+
+
+def test_kernels_refuse_bad_arguments():
+    k = isa.kernels
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(TypeError):
+        k.row_normalize(x.astype(np.int32), x[0], None, x.copy(), None, None, 2, 3, 1e-5, True, 1)
+    with pytest.raises(ValueError):
+        k.row_normalize(x, x[0, :2], None, x.copy(), None, None, 2, 3, 1e-5, True, 1)
+    with pytest.raises(ValueError):
+        k.row_normalize(x, x[0], None, np.ones((3, 2), np.float32).T, None, None, 2, 3, 1e-5, True, 1)
+
+
+@pytest.mark.slow
+def test_build_without_openmp_gives_the_same_bits(tmp_path):
+    """NORMOPS_DISABLE_OPENMP=1 builds serial kernels that still run (and
+    give the bits of the OpenMP build)."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        "build", "*.so", "*.c", ".git", ".venv", "__pycache__", "*.egg-info", "bench", "docs", "tests"))
+    env = dict(os.environ, NORMOPS_DISABLE_OPENMP="1")
+    build = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-j", "2"],
+                           cwd=src, capture_output=True, text=True, env=env)
+    if build.returncode != 0:
+        pytest.fail(build.stdout[-2000:] + build.stderr[-2000:])
+    code = (
+        "import numpy as np, normops, hashlib, json;"
+        "rng = np.random.default_rng(3);"
+        "x = rng.standard_normal((300, 999)).astype(np.float32);"
+        "w = rng.standard_normal(999).astype(np.float32);"
+        "ys = normops.layer_normalization(x, w, w, n_threads=2, full_output=True);"
+        "print(json.dumps([normops.show_config(print_out=False)['openmp'],"
+        " hashlib.sha256(b''.join(y.tobytes() for y in ys)).hexdigest()]))"
+    )
+    serial = subprocess.run([sys.executable, "-c", code], cwd=src, capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(src)))
+    assert serial.returncode == 0, serial.stderr
+    here = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert here.returncode == 0, here.stderr
+    import json
+    openmp_serial, digest_serial = json.loads(serial.stdout)
+    openmp_here, digest_here = json.loads(here.stdout)
+    assert openmp_serial is False
+    assert digest_serial == digest_here

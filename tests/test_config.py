@@ -1,0 +1,133 @@
+"""Configuration: flavour and threads per call, per block (thread-local)
+and process-wide; OpenMP / threadpoolctl / OMP_NUM_THREADS precedence."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import normops
+from normops import InvalidInputError
+
+
+@pytest.fixture(autouse=True)
+def _restore_config():
+    saved = normops.get_config()
+    yield
+    normops.set_config(**saved)
+
+
+def test_defaults():
+    cfg = normops.get_config()
+    assert cfg == {"mode": "exact", "n_threads": None}
+    assert normops.get_num_threads() >= 1
+
+
+def test_set_config_is_process_wide():
+    normops.set_config(n_threads=1, mode="fast")
+    seen = {}
+    t = threading.Thread(target=lambda: seen.update(normops.get_config()))
+    t.start()
+    t.join()
+    assert seen == {"mode": "fast", "n_threads": 1}
+    normops.set_config(n_threads=None)
+    assert normops.get_config()["n_threads"] is None
+    assert normops.get_config()["mode"] == "fast"  # an omitted argument stays
+
+
+def test_set_num_threads():
+    normops.set_num_threads(1)
+    assert normops.get_num_threads() == 1
+    normops.set_num_threads(None)
+    assert normops.get_num_threads() == normops._isa.kernels.max_threads()
+
+
+def test_context_is_local_to_the_thread_and_nests():
+    other = {}
+    inside = threading.Event()
+    release = threading.Event()
+
+    def worker():
+        inside.wait()
+        other.update(normops.get_config())
+        release.set()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    with normops.config(n_threads=1, mode="fast") as cfg:
+        assert cfg == {"mode": "fast", "n_threads": 1}
+        with normops.config(n_threads=2):
+            assert normops.get_config() == {"mode": "fast", "n_threads": 2}
+        assert normops.get_config() == {"mode": "fast", "n_threads": 1}
+        inside.set()
+        release.wait()
+    t.join()
+    assert other == {"mode": "exact", "n_threads": None}
+    assert normops.get_config() == {"mode": "exact", "n_threads": None}
+
+
+def test_context_restores_after_an_exception():
+    with pytest.raises(RuntimeError):
+        with normops.config(mode="fast"):
+            raise RuntimeError("boom")
+    assert normops.get_config()["mode"] == "exact"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+def test_bad_thread_counts(bad):
+    with pytest.raises(InvalidInputError, match="n_threads"):
+        normops.set_config(n_threads=bad)
+    with pytest.raises(InvalidInputError, match="n_threads"):
+        with normops.config(n_threads=bad):
+            pass
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(InvalidInputError, match="LayerNormalization.*n_threads"):
+        normops.layer_normalization(x, x[0], n_threads=bad)
+
+
+@pytest.mark.parametrize("bad", ["EXACT", "precise", None.__class__, 1])
+def test_bad_modes(bad):
+    with pytest.raises(InvalidInputError, match="mode"):
+        normops.set_config(mode=bad)
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(InvalidInputError, match="LayerNormalization.*mode"):
+        normops.run("LayerNormalization", [x, x[0]], mode=bad)
+
+
+def test_threadpoolctl_sees_and_limits_normops_openmp():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not normops.show_config(print_out=False)["openmp"]:
+        pytest.skip("serial build")
+    info = threadpoolctl.threadpool_info()
+    assert any(lib["user_api"] == "openmp" for lib in info), info
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        assert normops.get_num_threads() == 1
+        # a per-call or configured count still wins over the limit
+        with normops.config(n_threads=2):
+            assert normops.get_num_threads() == 2
+
+
+def _child_threads(env_extra):
+    env = dict(os.environ, **env_extra)
+    out = subprocess.run([sys.executable, "-c", "import normops; print(normops.get_num_threads())"],
+                         capture_output=True, text=True, env=env, check=True)
+    return int(out.stdout)
+
+
+def test_omp_num_threads_is_respected():
+    if not normops.show_config(print_out=False)["openmp"]:
+        pytest.skip("serial build")
+    assert _child_threads({"OMP_NUM_THREADS": "1"}) == 1
+    assert _child_threads({"OMP_NUM_THREADS": "3"}) == 3
+
+
+def test_per_call_arguments_win():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((64, 1000)).astype(np.float32)
+    w = rng.standard_normal(1000).astype(np.float32)
+    with normops.config(n_threads=1, mode="exact"):
+        a = normops.layer_normalization(x, w, n_threads=2, mode="fast")
+    b = normops.layer_normalization(x, w, n_threads=1)
+    assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
