@@ -56,7 +56,8 @@ def contiguous(a, dtype):
     """C-contiguous, aligned copy of ``a`` in ``dtype`` (no copy when it already is)."""
     if a.dtype == dtype and a.flags.c_contiguous and a.flags.aligned:
         return a
-    return np.ascontiguousarray(a, dtype=dtype)
+    # a fresh array: ascontiguousarray would keep an unaligned contiguous one
+    return np.array(a, dtype=dtype, order="C")
 
 
 def int_attribute(op, name, value):

@@ -113,7 +113,8 @@ def _compute(plan, mode, n_threads, all_outputs):
     _isa.kernels.row_normalize(x, scale, bias, y, mean, inv, plan.rows, plan.cols,
                                plan.epsilon, family.center, n_threads)
     if y.dtype != plan.y_dtype:
-        y = y.astype(plan.y_dtype)  # one rounding; NaN stays canonical
+        with np.errstate(over="ignore"):  # overflow to inf is the IEEE result
+            y = y.astype(plan.y_dtype)  # one rounding; NaN stays canonical
     if not want_stats:
         return [y]
     return [y] + [mean if s == "mean" else inv for s in family.stats]

@@ -665,6 +665,34 @@ def test_bad_inputs(op):
             normops.run(op, [x, s], {}, opset=0)
 
 
+def test_more_bad_arguments():
+    x = np.ones((3, 4), F32)
+    s = np.ones(4, F32)
+    _expect(InvalidInputError, RMS, ["'scale'"], lambda: normops.run(RMS, [x], {}, opset=23))
+    _expect(InvalidInputError, RMS, ["'scale'"], lambda: normops.run(RMS, [x, None], {}, opset=23))
+    _expect(InvalidInputError, RMS, ["input"], lambda: normops.run(RMS, [x, s, s], {}, opset=23))
+    _expect(InvalidInputError, LN, ["n_threads"], lambda: normops.run(LN, [x, s], {}, n_threads=0))
+    _expect(InvalidInputError, LN, ["'Scale'"],  # X, Scale and B share one type T
+            lambda: normops.run(LN, [x.astype(np.float16), s], {}, opset=17))
+    _expect(InvalidInputError, LN, ["epsilon"], lambda: normops.run(LN, [x, s], {"epsilon": "1e-5"}))
+    _expect(InvalidInputError, LN, ["axis"], lambda: normops.run(LN, [x, s], {"axis": 1.5}))
+    _expect(InvalidInputError, LN, ["stash_type"], lambda: normops.run(LN, [x, s], {"stash_type": 7}))
+    _expect(UnsupportedError, SLN, ["keep_dims"], lambda: normops.run(SLN, [x, s], {"keep_dims": 0}))
+
+
+def test_optional_bias_and_scalar_scale():
+    rng = np.random.default_rng(12)
+    x, s = make_inputs(RMS, rng, (20, 9), 1, np.dtype(np.float32))
+    assert_outputs_equal(normops.run(LN, [x, s, None], {}, opset=17),
+                         normops.run(LN, [x, s], {}, opset=17), "B=None")
+    # A 0-d Scale broadcasts like any other (right-aligned, ONNX rules).
+    two = np.float32(2.0)
+    for op in OPS:
+        check(op, [x, np.asarray(two)], {}, "0-d scale")
+        assert_outputs_equal(normops.run(op, [x, np.asarray(two)], {}, opset=OPSET[op]),
+                             normops.run(op, [x, np.full(9, two)], {}, opset=OPSET[op]), op)
+
+
 def test_bad_bias():
     x = np.ones((3, 4), F32)
     s = np.ones(4, F32)
@@ -703,6 +731,14 @@ def test_inputs_are_not_modified(op):
         assert [snapshot(v) for v in variants] == before
 
 
+def _unaligned_copy(a):
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    raw[1:] = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
+    out = np.ndarray(a.shape, dtype=a.dtype, buffer=raw.data, offset=1)
+    assert not out.flags.aligned or a.dtype.itemsize == 1
+    return out
+
+
 def _layouts(a):
     """Equal-valued views of ``a`` with other memory layouts."""
     yield "fortran", np.asfortranarray(a)
@@ -715,6 +751,11 @@ def _layouts(a):
         yield "byteswapped", a.astype(a.dtype.newbyteorder(">"))
     if a.ndim >= 2:
         yield "transposed-copy", np.ascontiguousarray(a.T).T
+    # Misaligned by one byte inside a bigger buffer, and read-only.
+    yield "unaligned", _unaligned_copy(a)
+    ro = a.copy()
+    ro.flags.writeable = False
+    yield "read-only", ro
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=str)
@@ -733,9 +774,11 @@ def test_any_layout_gives_same_bits(op, dtype):
             for n in (1, 2):
                 got = normops.run(op, changed, {"axis": 1}, opset=OPSET[op], n_threads=n)
                 assert_outputs_equal(got, want, f"input {k} {name} n_threads={n}")
-    # X reversed along the normalized axis, and a strided sub-block of X.
+    # X reversed along the normalized axis, a strided sub-block of X, and
+    # one row repeated through a zero stride.
     big = make_x(rng, (128, 3, 202), np.dtype(dtype))
-    for view in (big[::2, :, ::2], big[:, :, ::-1][:64, :, :101]):
+    for view in (big[::2, :, ::2], big[:, :, ::-1][:64, :, :101],
+                 np.broadcast_to(big[0, :, :101], (64, 3, 101))):
         copy = np.ascontiguousarray(view)
         got = normops.run(op, [view] + inputs[1:], {"axis": 1}, opset=OPSET[op])
         ref = normops.run(op, [copy] + inputs[1:], {"axis": 1}, opset=OPSET[op])

@@ -127,34 +127,29 @@ def test_sum16_differs_from_left_to_right():
     assert_bits(sum16(x[None, :])[0], scalar_sum16(x, np.float32))
 
 
-def test_sum16_partial_index_is_j_mod_16():
-    big = 2.0**24
-    # Terms 16 and 32 land on partial 0 with 2**24 and are rounded away one
-    # at a time; put in partials 1 and 3 instead they meet each other first
-    # (c[1] = b[1] + b[3] = 2) and survive.
-    x = np.zeros(33, dtype=np.float32)
-    x[0], x[16], x[32] = big, 1, 1
-    assert sum16(x) == np.float32(big)
-    y = np.zeros(33, dtype=np.float32)
-    y[0], y[1], y[3] = big, 1, 1
-    assert sum16(y) == np.float32(big + 2)
+BIG = 2.0**24  # 2**24 + 1 is not a float32: a lone 1 added to it is lost
+
+# (length, {index: value}, expected sum) worked out by hand.
+PLACEMENT_CASES = [
+    # Terms 16 and 32 go to partial 0 and are lost one at a time.
+    (33, {0: BIG, 16: 1, 32: 1}, BIG),
+    # In partials 1 and 3 they meet first (c[1] = b[1] + b[3] = 2) and survive.
+    (33, {0: BIG, 1: 1, 3: 1}, BIG + 2),
+    # a[0] = P[0] + P[8] loses the 1, then b[0] = a[0] + a[4] loses the other.
+    (16, {0: BIG, 8: 1, 4: 1}, BIG),
+    # a[1] = P[1] + P[9] = 2 survives.
+    (16, {0: BIG, 1: 1, 9: 1}, BIG + 2),
+    # a[2] = P[2] + P[10] = 2 reaches P[0] only at c[0] = b[0] + b[2].
+    (16, {0: BIG, 2: 1, 10: 1}, BIG + 2),
+]
 
 
-def test_sum16_folding_tree():
-    big = 2.0**24
-    # P[0] + P[8] is the first addition: 2**24 + 1 rounds to 2**24, and the
-    # 1 in P[4] is then rounded away too (a[0] + a[4]).  The 1s in P[1]
-    # and P[9] meet first (a[1] = 2) and survive.
-    x = np.zeros(16, dtype=np.float32)
-    x[0], x[8], x[4] = big, 1, 1
-    assert sum16(x) == np.float32(big)
-    x = np.zeros(16, dtype=np.float32)
-    x[0], x[1], x[9] = big, 1, 1
-    assert sum16(x) == np.float32(big + 2)
-    # c[0] = b[0] + b[2]: P[2] reaches P[0]'s subtree at the third level.
-    x = np.zeros(16, dtype=np.float32)
-    x[0], x[2], x[10] = big, 1, 1
-    assert sum16(x) == np.float32(big + 2)  # a[2] = 2, then b[2], then c[0]
+@pytest.mark.parametrize("n,placed,expected", PLACEMENT_CASES)
+def test_sum16_partials_and_folding_tree(n, placed, expected):
+    x = np.zeros(n, dtype=np.float32)
+    for index, value in placed.items():
+        x[index] = value
+    assert sum16(x) == np.float32(expected)
 
 
 def test_sum16_float32_stays_float32():
@@ -403,3 +398,38 @@ def test_empty_rows():
     x = np.zeros((2, 0, 7), dtype=np.float32)
     y, m, i = layer_normalization(x, np.ones(7, np.float32), None, 2, 1e-5)
     assert y.shape == (2, 0, 7) and m.shape == (2, 0, 1) == i.shape
+
+
+def test_rms_forms_follow_scale_dtype_and_widest_input():
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((4, 19))
+    s16 = rng.standard_normal(19).astype(np.float16)
+    # float64 X with a float16 scale: computed in float64, Y rounded once to
+    # float16 (ONNX type V).
+    (y,) = rms_normalization(x, s16, 1, 1e-5)
+    assert y.dtype == np.float16
+    wy, _, _ = row_normalize(x, s16.astype(np.float64), None, 1e-5, False)
+    assert_bits(y, wy.astype(np.float16))
+    y2, inv = simplified_layer_normalization(x.astype(np.float32), s16, 1, 1e-5)
+    wy2, _, winv = row_normalize(x.astype(np.float32), s16.astype(np.float32), None,
+                                 1e-5, False)
+    assert_bits(y2, wy2.astype(np.float16))
+    assert_bits(inv[:, 0], winv)
+
+
+def test_reference_run_uses_this_model():
+    """normops.reference.run validates, then calls the functions above with
+    the axis made non-negative and the parameters as given."""
+    import normops.reference
+
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    s = rng.standard_normal((1, 6)).astype(np.float32)
+    b = rng.standard_normal((4, 1)).astype(np.float32)
+    got = normops.reference.run("LayerNormalization", [x, s, b], {"axis": -2, "epsilon": 0.5},
+                                opset=17)
+    for g, w in zip(got, layer_normalization(x, s, b, 1, 0.5)):
+        assert_bits(g, w)
+    got = normops.reference.run("SimplifiedLayerNormalization", [x, s[0]], {}, opset=1)
+    for g, w in zip(got, simplified_layer_normalization(x, s[0], 2, 1e-5)):
+        assert_bits(g, w)

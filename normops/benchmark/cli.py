@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .runner import DEFAULTS, QUICK, bench
@@ -100,9 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     for note in meta["notes"]:
         print(f"note: {note}")
     if args.out:
-        print(f"wrote results.json, results.csv, results.md"
-              f"{', plot.png' if not any('matplotlib' in n for n in meta['notes']) else ''} "
-              f"in {args.out}")
+        written = [os.path.basename(p) for p in meta.get("outputs", {}).values() if p]
+        print(f"wrote {', '.join(written)} in {args.out}")
     measured = any(v is not None for r in results for k, v in r.items() if k.endswith("_us")
                    and not k.endswith("_rounds_us") and k != "copy_limit_us")
     return 0 if measured else 1

@@ -286,26 +286,29 @@ def plot(results, path) -> bool:
     fig, axes = plt.subplots(len(ops), len(threads), squeeze=False,
                              figsize=(5.5 * len(threads), 3.6 * len(ops)))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = {"float32": "-", "float16": "--", "float64": ":"}
     for i, op in enumerate(ops):
         for j, t in enumerate(threads):
             ax = axes[i][j]
             sel = [r for r in rows if r["op_type"] == op and r["threads"] == t]
             for n, rt in enumerate(meta["runtimes"]):
                 k = _key(rt)
-                for dt, style in (("float32", "-"), ("float16", "--"), ("float64", ":")):
+                for dt in sorted(set(r["dtype"] for r in sel)):
                     pts = sorted((r["elements"], r[f"{k}_elem_per_ns"]) for r in sel
                                  if r["dtype"] == dt and r.get(f"{k}_elem_per_ns"))
                     if pts:
-                        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                                ms=3, color=colors[n % len(colors)],
-                                label=rt if dt == "float32" else f"{rt} {dt}")
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                                styles.get(dt, "-."), marker="o", ms=3, lw=1.2, alpha=0.85,
+                                color=colors[n % len(colors)],
+                                label=rt if dt == "float32" else f"{rt} ({dt})")
             ax.set_xscale("log")
+            ax.set_ylim(bottom=0)
             ax.set_title(f"{op}, {t} thread{'s' if t > 1 else ''}", fontsize=10)
             ax.set_xlabel("elements of X")
             ax.set_ylabel("input elements / ns")
             ax.grid(True, which="both", alpha=0.3)
             if ax.lines:
-                ax.legend(fontsize=7)
+                ax.legend(fontsize=7, ncol=2 if len(ax.lines) > 6 else 1)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 
@@ -165,6 +166,19 @@ def machine_info() -> dict:
         "normops": version,
         "normops_config": config,
     }
+
+
+def _command_line() -> str:
+    """This process's command line, ``python -m pkg`` spelled as such."""
+    argv = list(sys.argv)
+    if argv and argv[0].endswith("__main__.py"):
+        pkg = os.path.dirname(os.path.abspath(argv[0]))
+        parts = [os.path.basename(pkg)]
+        while os.path.exists(os.path.join(os.path.dirname(pkg), "__init__.py")):
+            pkg = os.path.dirname(pkg)
+            parts.insert(0, os.path.basename(pkg))
+        argv[0:1] = ["python", "-m", ".".join(parts)]
+    return shlex.join(argv)
 
 
 def _loadavg():
@@ -347,7 +361,7 @@ def bench(
             skipped[rt] = f"{', '.join(miss)} not installed"
     meta = {
         "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "command": " ".join(sys.argv),
+        "command": _command_line(),
         "settings": dict(settings, seed=seed, quick=quick),
         "threads": thread_list,
         "runtimes": rt_names,
@@ -425,6 +439,12 @@ def bench(
     finally:
         bar.close()
 
+    load = meta["loadavg_start"]
+    if load and load[0] > 0.5:
+        notes.append(
+            f"the machine was already busy when the benchmark started (1-minute load "
+            f"average {load[0]}): timings may be disturbed, multi-thread ones most, since "
+            f"a thread that must wait for a busy core delays the whole call")
     for rt, why in skipped.items():
         notes.append(f"{rt} skipped: {why}")
     seen = set()
@@ -439,9 +459,14 @@ def bench(
     rows = _merge(pairs, thread_list, rt_names, measurements, meta)
     results = BenchResults(rows, meta, measurements)
     if out is not None:
+        import importlib.util
+
         from .report import write_outputs
 
-        write_outputs(results, out)
+        if importlib.util.find_spec("matplotlib") is None:
+            notes.append("plot.png not written: matplotlib is not installed")
+        written = write_outputs(results, out)
+        meta["outputs"] = {k: (None if p is None else str(p)) for k, p in written.items()}
     return results
 
 
