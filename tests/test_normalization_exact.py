@@ -7,7 +7,6 @@ Every comparison is bit for bit through unsigned-integer views: the kernels
 special values, dtypes, thread counts and ISA builds.
 """
 
-import hashlib
 import os
 import platform
 import subprocess

@@ -37,7 +37,7 @@ RUNTIME_LABELS = {
     "normops-exact": "exact",
     "normops-fast": "fast",
     "onnxruntime": "ORT",
-    "onnxruntime-ortvalue": "ORT-ov",
+    "onnxruntime-iobinding": "ORT-iob",
     "numpy": "numpy",
     "torch": "torch",
 }
@@ -68,6 +68,8 @@ def columns(runtimes, bandwidth: bool = False) -> list[str]:
         if bandwidth:
             cols.append(f"{k}_copy_frac")
     cols += ["ort_over_exact", "ort_over_fast"]
+    if "onnxruntime-iobinding" in runtimes:
+        cols += ["ort_iob_over_exact", "ort_iob_over_fast"]
     return cols
 
 
@@ -161,10 +163,12 @@ def _table_spec(meta):
         if rt in rts:
             spec.append((f"{_label(rt)} el/ns",
                          lambda r, k=_key(rt): _fmt_num(r.get(f"{k}_elem_per_ns"))))
-    if "onnxruntime" in rts:
-        for mode in ("exact", "fast"):
-            if f"normops-{mode}" in rts:
-                spec.append((f"ORT/{mode}", lambda r, m=mode: _fmt_ratio(r.get(f"ort_over_{m}"))))
+    for ort_rt, prefix in (("onnxruntime", "ort"), ("onnxruntime-iobinding", "ort_iob")):
+        if ort_rt in rts:
+            for mode in ("exact", "fast"):
+                if f"normops-{mode}" in rts:
+                    spec.append((f"{_label(ort_rt)}/{mode}",
+                                 lambda r, k=f"{prefix}_over_{mode}": _fmt_ratio(r.get(k))))
     if _has_bw(meta):
         for rt in ("normops-exact", "onnxruntime"):
             if rt in rts:
@@ -465,9 +469,10 @@ def main(argv=None) -> int:
                    help="plot to write (referenced from the page by its relative path)")
     args = p.parse_args(argv)
     data = load(args.results)
+    for path in (args.page, args.plot):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     made = plot(data, args.plot)
     rel = os.path.relpath(args.plot, os.path.dirname(os.path.abspath(args.page))) if made else None
-    Path(args.page).parent.mkdir(parents=True, exist_ok=True)
     Path(args.page).write_text(render_page(data, rel))
     print(f"wrote {args.page}" + (f" and {args.plot}" if made else " (no plot: matplotlib missing)"))
     return 0

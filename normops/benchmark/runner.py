@@ -30,6 +30,11 @@ __all__ = ["bench", "BenchResults", "DEFAULTS", "QUICK", "runtime_key", "machine
 DEFAULTS = {"repeat": 1000, "warmup": 50, "budget": 0.3, "rounds": 2, "per_process": "case"}
 QUICK = {"repeat": 30, "warmup": 3, "budget": 0.01, "rounds": 2, "per_process": "all"}
 
+#: ONNX Runtime paths compared with normops: runtime -> ratio column prefix
+#: (``ort_over_exact`` = onnxruntime latency / normops-exact latency). The
+#: ``onnxruntime`` ratios are always present, the others when measured.
+RATIO_RUNTIMES = {"onnxruntime": "ort", "onnxruntime-iobinding": "ort_iob"}
+
 _ENV_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -513,10 +518,13 @@ def _merge(pairs, thread_list, rt_names, measurements, meta) -> list[dict]:
                     row[f"{key}_copy_frac"] = (
                         None if med is None
                         else copy_limit_fraction(case.bytes_moved(dt), med, copy_gbs))
-            ort = row.get("onnxruntime_us")
-            for mode in ("exact", "fast"):
-                mine = row.get(f"normops_{mode}_us")
-                row[f"ort_over_{mode}"] = (ort / mine) if (ort and mine) else None
+            for ort_rt, prefix in RATIO_RUNTIMES.items():
+                if ort_rt != "onnxruntime" and ort_rt not in rt_names:
+                    continue
+                ort = row.get(f"{runtime_key(ort_rt)}_us")
+                for mode in ("exact", "fast"):
+                    mine = row.get(f"normops_{mode}_us")
+                    row[f"{prefix}_over_{mode}"] = (ort / mine) if (ort and mine) else None
             rows.append(row)
     return rows
 
