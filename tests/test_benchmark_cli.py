@@ -163,7 +163,7 @@ def test_cli_writes_json_with_expected_columns(cli_run):
         for row in rows:
             assert row["ort_over_exact"] == pytest.approx(
                 row["onnxruntime_us"] / row["normops_exact_us"])
-        assert "per-call overhead" in proc.stdout
+        assert "Per-call overhead" in proc.stdout
         assert meta["overhead"]["runtimes"]["normops-exact"]["median_us"] > 0
     else:
         assert meta["notes"], "a runtime that did not run must leave a note"
@@ -206,6 +206,8 @@ def test_cli_rejects_bad_arguments(capsys):
     assert benchmark.main(["--runtimes", "numpy,bogus"]) == 2
     assert "unknown runtime" in capsys.readouterr().err
     assert benchmark.main(["--threads", "0"]) == 2
+    assert benchmark.main(["--dtype", "fp17"]) == 2
+    assert benchmark.main(["--case", "(unclosed"]) == 2
 
 
 def test_cli_list(capsys):

@@ -2,7 +2,8 @@
 # SimplifiedLayerNormalization (seed spec, "LayerNormalization,
 # RMSNormalization", steps 1-4; decisions.md §5).
 
-from libc.math cimport sqrt, sqrtf, NAN
+from libc.math cimport sqrt, sqrtf, NAN, INFINITY
+from libc.float cimport FLT_MAX, DBL_MAX
 
 
 cdef inline floating ieee_sqrt(floating v) noexcept nogil:
@@ -19,6 +20,108 @@ cdef inline float stat_to_float32(floating v) noexcept nogil:
     return r if r == r else <float>NAN
 
 
+cdef inline bint is_finite(double v) noexcept nogil:
+    return v - v == 0  # false for inf and NaN
+
+
+cdef inline double magnitude_sum(const floating* p, Py_ssize_t n) noexcept nogil:
+    """Sum of |p[j]| (0 for NULL): a bound on every |p[j]| that is
+    infinite or NaN when some p[j] is not finite."""
+    cdef floating total = 0
+    if p != NULL:
+        sum16_side_by_side(p, 0, 1, n, NULL, TERM_ABSOLUTE, &total, NULL)
+    return total
+
+
+cdef inline bint nan_free_params(const floating* scale, const floating* bias,
+                                 Py_ssize_t cols, floating epsilon) noexcept nogil:
+    """True when step 4 cannot produce a NaN in a row whose statistics are
+    finite, so the row may skip the per-element NaN check.
+
+    In such a row (variance finite, inv finite, epsilon >= 0) every
+    d = x - mean is finite and |d * inv| <= 2 sqrt(cols) + 1: d * d <= the
+    variance sum, and subnormal rounding loses at most a factor 2. With
+    finite Scale and B and this margin, y stays finite: no inf * 0, no
+    inf - inf, no overflow. Rows that fail the test take the checked path,
+    which gives the same bits whenever no NaN occurs.
+    """
+    cdef double bound
+    if not epsilon >= 0:
+        return False
+    bound = (4.0 * sqrt(<double>cols) + 4.0) * magnitude_sum(scale, cols) * 2.0 \
+        + magnitude_sum(bias, cols) * 2.0
+    if floating is float:
+        return bound < FLT_MAX
+    else:
+        return bound < DBL_MAX  # an overflowed (inf) or NaN bound fails too
+
+
+cdef inline floating canonical(floating v, bint check_nan) noexcept nogil:
+    if check_nan:
+        return v if v == v else <floating>NAN
+    return v
+
+
+cdef inline void normalize_apply(
+    const floating* xr, floating* yr, const floating* scale, const floating* bias,
+    floating mean, floating inv, Py_ssize_t cols, bint check_nan,
+) noexcept nogil:
+    """Step 4 over one row: four separately rounded operations (three
+    without B), NaN canonicalised unless the row is known NaN-free
+    (check_nan is a constant at each call site)."""
+    cdef Py_ssize_t j
+    if bias != NULL:
+        for j in range(cols):
+            yr[j] = canonical((((xr[j] - mean) * inv) * scale[j]) + bias[j], check_nan)
+    else:
+        for j in range(cols):
+            yr[j] = canonical(((xr[j] - mean) * inv) * scale[j], check_nan)
+
+
+cdef inline void normalize_row_group(
+    const floating* x, floating* y,
+    const floating* scale, const floating* bias,
+    float* mean_out, float* inv_out,
+    Py_ssize_t first, int nrows, Py_ssize_t cols,
+    floating epsilon, bint center, bint params_nan_free, bint prefetch_next,
+) noexcept nogil:
+    """Normalise nrows (a constant 1 or 4) consecutive rows from ``first``;
+    their sums run side by side, each in its own canonical order. With
+    prefetch_next, the next nrows rows exist and are prefetched."""
+    cdef floating n = <floating>cols
+    cdef floating one = 1
+    cdef floating mean[MAX_ROWS_SIDE_BY_SIDE]
+    cdef floating var[MAX_ROWS_SIDE_BY_SIDE]
+    cdef floating inv
+    cdef int r
+    x = x + first * cols
+    # step 1 (RMS: the mean is 0 and not computed)
+    if center:
+        sum16_side_by_side(x, cols, nrows, cols, NULL, TERM_VALUE, mean, NULL)
+        for r in range(nrows):
+            mean[r] = mean[r] / n
+    else:
+        for r in range(nrows):
+            mean[r] = 0
+    # step 2: separately rounded difference and square
+    # (the x rows are cached by now: prefetch the next group's meanwhile)
+    sum16_side_by_side(x, cols, nrows, cols, mean, TERM_SQUARED_DEVIATION, var,
+                       x + nrows * cols if prefetch_next else NULL)
+    for r in range(nrows):
+        var[r] = var[r] / n
+        # step 3
+        inv = one / ieee_sqrt(var[r] + epsilon)
+        # step 4
+        if params_nan_free and is_finite(var[r]) and is_finite(inv):
+            normalize_apply(x + r * cols, y + (first + r) * cols, scale, bias, mean[r], inv, cols, False)
+        else:
+            normalize_apply(x + r * cols, y + (first + r) * cols, scale, bias, mean[r], inv, cols, True)
+        if mean_out != NULL:
+            mean_out[first + r] = stat_to_float32(mean[r])
+        if inv_out != NULL:
+            inv_out[first + r] = stat_to_float32(inv)
+
+
 cdef void normalize_rows(
     const floating* x, floating* y,
     const floating* scale, const floating* bias,
@@ -26,39 +129,20 @@ cdef void normalize_rows(
     Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
     floating epsilon, bint center,
 ) noexcept nogil:
-    """Normalise rows [row_begin, row_end) of the rows x cols matrix x.
-
-    bias, mean_out and inv_out may be NULL.
-    """
-    cdef floating n = <floating>cols
-    cdef floating one = 1
-    cdef floating qnan = <floating>NAN
-    cdef floating mean, var, inv, v
-    cdef const floating* xr
-    cdef floating* yr
-    cdef Py_ssize_t r, j
-    for r in range(row_begin, row_end):
-        xr = x + r * cols
-        yr = y + r * cols
-        # step 1 (RMS: the mean is 0 and not computed)
-        mean = sum16(xr, cols) / n if center else 0
-        # step 2: separately rounded difference and square
-        var = sum16_squared_deviations(xr, cols, mean) / n
-        # step 3
-        inv = one / ieee_sqrt(var + epsilon)
-        # step 4: four separately rounded operations, NaN canonicalised
-        if bias != NULL:
-            for j in range(cols):
-                v = (((xr[j] - mean) * inv) * scale[j]) + bias[j]
-                yr[j] = v if v == v else qnan
-        else:
-            for j in range(cols):
-                v = ((xr[j] - mean) * inv) * scale[j]
-                yr[j] = v if v == v else qnan
-        if mean_out != NULL:
-            mean_out[r] = stat_to_float32(mean)
-        if inv_out != NULL:
-            inv_out[r] = stat_to_float32(inv)
+    """Normalise rows [row_begin, row_end) of the rows x cols matrix x
+    (bias, mean_out and inv_out may be NULL): four rows at a time, then
+    the rest one by one."""
+    cdef Py_ssize_t r = row_begin
+    cdef bint params_nan_free = nan_free_params(scale, bias, cols, epsilon)
+    while r + MAX_ROWS_SIDE_BY_SIDE <= row_end:
+        normalize_row_group(x, y, scale, bias, mean_out, inv_out, r, MAX_ROWS_SIDE_BY_SIDE,
+                            cols, epsilon, center, params_nan_free,
+                            r + 2 * MAX_ROWS_SIDE_BY_SIDE <= row_end)
+        r += MAX_ROWS_SIDE_BY_SIDE
+    while r < row_end:
+        normalize_row_group(x, y, scale, bias, mean_out, inv_out, r, 1, cols, epsilon, center,
+                            params_nan_free, r + 2 <= row_end)
+        r += 1
 
 
 cdef void normalize_chunks(

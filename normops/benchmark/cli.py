@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from .runner import DEFAULTS, QUICK, bench
@@ -57,7 +58,11 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
 def _list_cases(args) -> int:
     from .cases import select_cases
 
-    pairs = select_cases(args.case, args.dtype.split(",") if args.dtype else None)
+    try:
+        pairs = select_cases(args.case, args.dtype.split(",") if args.dtype else None)
+    except (ValueError, TypeError, re.error) as exc:
+        print(f"normops bench: error: {exc}", file=sys.stderr)
+        return 2
     for case, dt in pairs:
         print(f"{case.name:<44} {dt:<8} {case.op_type} opset {case.opset} "
               f"shape {case.shape_str} axis {case.attributes.get('axis')}")
@@ -89,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.no_progress,
             out=args.out,
         )
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, TypeError, re.error) as exc:  # bad argument
         print(f"normops bench: error: {exc}", file=sys.stderr)
         return 2
     meta = results.meta

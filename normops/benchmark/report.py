@@ -204,10 +204,10 @@ def overhead_line(meta) -> str | None:
     if not ov:
         return None
     rts = ov["runtimes"]
-    head = (f"per-call overhead ({ov['case'].replace('_', ' ')} {ov['dtype']}, "
+    head = (f"Per-call overhead ({ov['case'].replace('_', ' ')} {ov['dtype']}, "
             f"{ov['threads']} thread, median per call)")
     parts = []
-    for rt in ("normops-exact", "onnxruntime"):
+    for rt in ("normops-exact", "onnxruntime", "onnxruntime-iobinding"):
         if rt in rts:
             parts.append(f"{rt} {rts[rt]['median_us']:.2f} µs")
     return head + ": " + ", ".join(parts)
@@ -230,9 +230,10 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def ratio_summary(rows, meta) -> list[dict]:
+def ratio_summary(rows, meta, prefix: str = "ort") -> list[dict]:
     """Per operator x dtype x threads: geometric mean, min and max of
-    ORT / normops (exact and fast), and how many cases normops loses."""
+    ORT / normops (exact and fast), and how many cases normops loses.
+    `prefix` "ort_iob" summarises the io-binding path instead."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["op_type"], r["dtype"], r["threads"]), []).append(r)
@@ -240,7 +241,7 @@ def ratio_summary(rows, meta) -> list[dict]:
     for (op, dt, t), rs in groups.items():
         entry = {"op_type": op, "dtype": dt, "threads": t, "cases": len(rs)}
         for mode in ("exact", "fast"):
-            vals = [r.get(f"ort_over_{mode}") for r in rs if r.get(f"ort_over_{mode}")]
+            vals = [r.get(f"{prefix}_over_{mode}") for r in rs if r.get(f"{prefix}_over_{mode}")]
             entry[mode] = {
                 "n": len(vals),
                 "geomean": _geomean(vals),
@@ -252,11 +253,12 @@ def ratio_summary(rows, meta) -> list[dict]:
     return out
 
 
-def ratio_table(rows, meta) -> str:
-    lines = ["| operator | dtype | T | cases | ORT/exact geomean | min | max | exact slower in "
-             "| ORT/fast geomean | min | max |",
+def ratio_table(rows, meta, prefix: str = "ort") -> str:
+    ort = "ORT-iob" if prefix == "ort_iob" else "ORT"
+    lines = [f"| operator | dtype | T | cases | {ort}/exact geomean | min | max | exact slower in "
+             f"| {ort}/fast geomean | min | max |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for e in ratio_summary(rows, meta):
+    for e in ratio_summary(rows, meta, prefix):
         ex, fa = e["exact"], e["fast"]
         lines.append(
             f"| {e['op_type']} | {e['dtype']} | {e['threads']} | {e['cases']} | "
@@ -297,7 +299,7 @@ def plot(results, path) -> bool:
             sel = [r for r in rows if r["op_type"] == op and r["threads"] == t]
             for n, rt in enumerate(meta["runtimes"]):
                 k = _key(rt)
-                for dt in sorted(set(r["dtype"] for r in sel)):
+                for dt in sorted(set(r["dtype"] for r in sel), key=lambda d: (d != "float32", d)):
                     pts = sorted((r["elements"], r[f"{k}_elem_per_ns"]) for r in sel
                                  if r["dtype"] == dt and r.get(f"{k}_elem_per_ns"))
                     if pts:
@@ -344,7 +346,11 @@ def _method_text(meta) -> str:
         "ONNX Runtime: a one-node model (X fed, the other inputs initializers), "
         "`InferenceSession` on the CPU provider with `intra_op_num_threads` = T, "
         "`inter_op_num_threads` = 1, sequential execution, timed through "
-        "`sess.run(None, feeds)`. normops: the named function with `mode=` and "
+        "`sess.run(None, feeds)`" + (
+            "; `ORT-iob` is the same session through `run_with_iobinding`, the input bound "
+            "once as an `OrtValue`, the output allocated by ONNX Runtime on each run"
+            if "onnxruntime-iobinding" in meta.get("runtimes", ()) else "") +
+        ". normops: the named function with `mode=` and "
         "`n_threads=` T. NumPy: the textbook float32 expression (threads have no "
         "effect). torch: `torch.nn.functional.layer_norm` / `rms_norm` after "
         "`torch.set_num_threads(T)`."
@@ -356,7 +362,9 @@ def _machine_lines(meta) -> list[str]:
     v = meta.get("versions", {})
     lines = [
         f"- CPU: {m.get('cpu_model')}; {m.get('logical_cpus')} logical CPUs "
-        f"({m.get('usable_cpus')} usable); ISA level from the CPU flags: {m.get('isa_level')}",
+        f"({m.get('usable_cpus')} usable); ISA level from the CPU flags: {m.get('isa_level')}; "
+        f"normops kernel build in use (`normops.show_config()`): {m.get('normops_isa')}",
+        f"- caches (per core as Linux reports them): {m.get('caches')}",
         f"- OS: {m.get('platform')}; Python {m.get('python')}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())),
         f"- load average at start / end: {meta.get('loadavg_start')} / {meta.get('loadavg_end')}",
@@ -419,9 +427,12 @@ def render_page(results, plot_file: str | None = "performance.png") -> str:
             "ONNX Runtime latency divided by normops latency per operator, dtype and "
             "thread count (geometric mean over the cases; above 1.00x normops is faster).",
             "", ratio_table(rows, meta), ""]
+    if "onnxruntime-iobinding" in meta["runtimes"]:
+        out += ["The same against ONNX Runtime's cheapest Python path (io binding, "
+                "`ORT-iob`):", "", ratio_table(rows, meta, "ort_iob"), ""]
     ov = overhead_line(meta)
     if ov:
-        out += [f"Per-call cost: {ov}.", ""]
+        out += [f"{ov}.", ""]
     if meta.get("bandwidth"):
         bw = meta["bandwidth"]
         out += ["## Memory bandwidth", "",

@@ -119,31 +119,57 @@ def _isa_level(flags: set[str]) -> str:
     return level
 
 
-def _normops_config() -> tuple[str | None, str | None]:
-    """(text of normops.show_config(), version) or (reason, None)."""
+def _normops_config() -> dict:
+    """normops' own view of the build: version, show_config() text and dict."""
     try:
         import normops
     except Exception as exc:
-        return f"normops does not import: {exc}", None
-    version = str(getattr(normops, "__version__", "?"))
+        return {"normops_config": f"normops does not import: {exc}"}
+    got = {"normops": str(getattr(normops, "__version__", "?"))}
     show = getattr(normops, "show_config", None)
     if show is None:
-        return "normops.show_config() is not available", version
+        got["normops_config"] = "normops.show_config() is not available"
+        return got
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf):
             ret = show()
     except Exception as exc:
-        return f"normops.show_config() failed: {exc}", version
-    text = buf.getvalue()
-    if ret is not None and not text:
-        text = ret if isinstance(ret, str) else json.dumps(ret, indent=2, default=str)
-    return text.strip(), version
+        got["normops_config"] = f"normops.show_config() failed: {exc}"
+        return got
+    text = buf.getvalue().strip()
+    if isinstance(ret, dict):
+        got["normops_build"] = json.loads(json.dumps(ret, default=str))
+        got["normops_isa"] = str(ret.get("isa", "?"))
+    elif ret is not None and not text:
+        text = str(ret)
+    got["normops_config"] = text
+    return got
+
+
+def _caches() -> str | None:
+    """Per-core cache sizes as Linux reports them, e.g. 'L1d 48K, L2 2048K'."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    out = []
+    try:
+        for entry in sorted(os.listdir(base)):
+            if not entry.startswith("index"):
+                continue
+
+            def read(name, entry=entry):
+                with open(os.path.join(base, entry, name)) as f:
+                    return f.read().strip()
+
+            kind = {"Data": "d", "Instruction": "i"}.get(read("type"), "")
+            out.append(f"L{read('level')}{kind} {read('size')}")
+    except OSError:
+        return None
+    return ", ".join(out) or None
 
 
 def machine_info() -> dict:
     """CPU model, core count, ISA level, OS, Python, and normops' view."""
-    model, flags = None, set()
+    model, flags, ident = None, set(), {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -153,23 +179,29 @@ def machine_info() -> dict:
                     model = val.strip()
                 elif key == "flags" and not flags:
                     flags = set(val.split())
+                elif key in ("cpu family", "model", "stepping") and key not in ident:
+                    ident[key] = val.strip()
     except OSError:
         pass
+    if model and ident:
+        model += " (" + ", ".join(f"{k} {v}" for k, v in ident.items()) + ")"
     try:
         affinity = len(os.sched_getaffinity(0))
     except AttributeError:
         affinity = None
-    config, version = _normops_config()
     return {
         "cpu_model": model or platform.processor() or platform.machine(),
         "logical_cpus": os.cpu_count(),
         "usable_cpus": affinity,
         "isa_level": _isa_level(flags),
+        "caches": _caches(),
         "platform": platform.platform(),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
-        "normops": version,
-        "normops_config": config,
+        "normops": None,
+        "normops_isa": None,
+        "normops_config": None,
+        **_normops_config(),
     }
 
 
@@ -430,7 +462,7 @@ def bench(
                     bar.update(label)
         if overhead and "normops-exact" in rt_names and "normops-exact" not in skipped:
             over = {}
-            for rt in ("normops-exact", "onnxruntime"):
+            for rt in ("normops-exact", "onnxruntime", "onnxruntime-iobinding"):
                 if rt in rt_names and rt not in skipped:
                     got = [m for m in run(rt, 1, [(OVERHEAD_CASE, "float32")], 0,
                                           repeat=max(int(settings["repeat"]), 2000))

@@ -77,7 +77,12 @@ class NormopsRuntime(Runtime):
         self.normops = _import("normops")
 
     def versions(self):
-        return {"normops": str(getattr(self.normops, "__version__", "?"))}
+        out = {"normops": str(getattr(self.normops, "__version__", "?"))}
+        try:
+            out["normops_isa"] = str(self.normops.show_config(print_out=False)["isa"])
+        except Exception:  # an older or partial build: the version is enough
+            pass
+        return out
 
     def prepare(self, case, inputs, threads):
         fn = getattr(self.normops, case.normops_fn, None)
