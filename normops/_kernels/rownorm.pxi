@@ -93,6 +93,7 @@ cdef inline void normalize_row_group(
     cdef floating mean[MAX_ROWS_SIDE_BY_SIDE]
     cdef floating var[MAX_ROWS_SIDE_BY_SIDE]
     cdef floating inv
+    cdef floating* yr
     cdef int r
     x = x + first * cols
     # step 1 (RMS: the mean is 0 and not computed)
@@ -112,10 +113,11 @@ cdef inline void normalize_row_group(
         # step 3
         inv = one / ieee_sqrt(var[r] + epsilon)
         # step 4
+        yr = y + (first + r) * cols
         if params_nan_free and is_finite(var[r]) and is_finite(inv):
-            normalize_apply(x + r * cols, y + (first + r) * cols, scale, bias, mean[r], inv, cols, False)
+            normalize_apply(x + r * cols, yr, scale, bias, mean[r], inv, cols, False)
         else:
-            normalize_apply(x + r * cols, y + (first + r) * cols, scale, bias, mean[r], inv, cols, True)
+            normalize_apply(x + r * cols, yr, scale, bias, mean[r], inv, cols, True)
         if mean_out != NULL:
             mean_out[first + r] = stat_to_float32(mean[r])
         if inv_out != NULL:
@@ -127,13 +129,12 @@ cdef void normalize_rows(
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
-    floating epsilon, bint center,
+    floating epsilon, bint center, bint params_nan_free,
 ) noexcept nogil:
     """Normalise rows [row_begin, row_end) of the rows x cols matrix x
     (bias, mean_out and inv_out may be NULL): four rows at a time, then
     the rest one by one."""
     cdef Py_ssize_t r = row_begin
-    cdef bint params_nan_free = nan_free_params(scale, bias, cols, epsilon)
     while r + MAX_ROWS_SIDE_BY_SIDE <= row_end:
         normalize_row_group(x, y, scale, bias, mean_out, inv_out, r, MAX_ROWS_SIDE_BY_SIDE,
                             cols, epsilon, center, params_nan_free,
@@ -158,11 +159,14 @@ cdef void normalize_chunks(
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c
     cdef int threads = threads_for(n_threads, chunks, rows * cols)
+    cdef bint params_nan_free = nan_free_params(scale, bias, cols, epsilon)
     if threads <= 1:
-        normalize_rows(x, y, scale, bias, mean_out, inv_out, 0, rows, cols, epsilon, center)
+        normalize_rows(x, y, scale, bias, mean_out, inv_out, 0, rows, cols, epsilon, center,
+                       params_nan_free)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
         normalize_rows(
             x, y, scale, bias, mean_out, inv_out,
             c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
+            params_nan_free,
         )
