@@ -16,6 +16,7 @@ from ._validate import (
 from .reference import _norms as _reference_norms
 
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT16 = np.dtype(np.float16)
 
 
 class _Family:
@@ -98,13 +99,23 @@ def _expanded(param, suffix, dtype):
     return contiguous(param, dtype)
 
 
+def _kernel_storage(dtype, compute):
+    """The dtype the kernel reads or writes for an array of ``dtype``: its
+    own when the kernel converts it (float16/bfloat16 around float32
+    arithmetic), else the arithmetic type."""
+    if compute == _FLOAT32 and (dtype == _FLOAT16 and _isa.kernels.float16_storage()
+                                or dtype.name == "bfloat16"):
+        return dtype
+    return compute
+
+
 def _compute(plan, mode, n_threads, all_outputs):
     family = plan.family
     ct = plan.compute_dtype
     X = plan.X
     suffix = X.shape[plan.axis:]
-    x = contiguous(X, ct)
-    y = np.empty(X.shape, ct)
+    x = contiguous(X, _kernel_storage(X.dtype, ct))
+    y = np.empty(X.shape, _kernel_storage(plan.y_dtype, ct))
     scale = _expanded(plan.scale, suffix, ct)
     bias = None if plan.bias is None else _expanded(plan.bias, suffix, ct)
     want_stats = all_outputs and family.stats

@@ -8,7 +8,9 @@
 cimport numpy as cnp
 from cython.parallel cimport prange
 from normops._kernels.shim cimport (
-    NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, omp_get_max_threads, normops_cpu_has_level, normops_mxcsr,
+    NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, NORMOPS_HAVE_FLOAT16, omp_get_max_threads,
+    normops_cpu_has_level, normops_mxcsr, normops_widen_float16, normops_narrow_float16,
+    normops_widen_bfloat16, normops_narrow_bfloat16,
 )
 
 cnp.import_array()
@@ -29,6 +31,7 @@ cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t element
     return requested
 
 
+include "storage.pxi"
 include "sum16.pxi"
 include "rownorm.pxi"
 
@@ -65,22 +68,46 @@ cdef int float_typenum(object x) except -1:
 
 # ----------------------------------------------------------- entry points
 
+cdef Storage storage_of(object a, str name) except *:
+    """The storage type of a kernel array argument."""
+    if not isinstance(a, cnp.ndarray):
+        raise TypeError(f"kernel argument {name!r} must be an ndarray")
+    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>a)
+    if t == cnp.NPY_FLOAT32:
+        return STORE_FLOAT32
+    if t == cnp.NPY_FLOAT64:
+        return STORE_FLOAT64
+    if t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16:
+        return STORE_FLOAT16
+    if a.dtype.name == "bfloat16" and a.dtype.itemsize == 2:
+        return STORE_BFLOAT16
+    raise TypeError(f"kernel argument {name!r} has dtype {a.dtype}, which this build does not store")
+
+
 def row_normalize(
     x, scale, bias, y, mean_out, inv_out,
     Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
 ):
     """Normalise each row of the rows x cols matrix x into y.
 
-    scale and bias (bias may be None) have cols elements of x's dtype;
+    scale and bias (bias may be None) have cols elements of the arithmetic
+    type, float32 or float64; x and y are of that type too, or, with
+    float32 arithmetic, float16 or bfloat16 (widened / rounded once).
     mean_out and inv_out are None or float32 arrays of rows elements.
-    center=False gives RMS normalisation. epsilon is rounded to x's dtype.
+    center=False gives RMS normalisation. epsilon is rounded to the
+    arithmetic type.
     """
-    cdef int t = float_typenum(x)
+    cdef int t = float_typenum(scale)
+    cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y")
     cdef Py_ssize_t size = rows * cols
     if rows < 0 or cols < 1:
         raise ValueError("row_normalize needs rows >= 0 and cols >= 1")
-    check_array(x, t, size, False, "x")
-    check_array(y, t, size, True, "y")
+    if t == cnp.NPY_FLOAT64 and (xs != STORE_FLOAT64 or ys != STORE_FLOAT64):
+        raise TypeError("float64 arithmetic needs float64 x and y")
+    if t == cnp.NPY_FLOAT32 and (xs == STORE_FLOAT64 or ys == STORE_FLOAT64):
+        raise TypeError("float32 arithmetic cannot store float64")
+    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), size, False, "x")
+    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), size, True, "y")
     check_array(scale, t, cols, False, "scale")
     if bias is not None:
         check_array(bias, t, cols, False, "bias")
@@ -96,14 +123,12 @@ def row_normalize(
     cdef float* pi = <float*>data_or_null(inv_out)
     if t == cnp.NPY_FLOAT32:
         with nogil:
-            normalize_chunks[float](
-                <const float*>px, <float*>py, <const float*>ps, <const float*>pb,
-                pm, pi, rows, cols, <float>epsilon, center, n_threads)
+            normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
+                                    pm, pi, rows, cols, <float>epsilon, center, n_threads)
     else:
         with nogil:
-            normalize_chunks[double](
-                <const double*>px, <double*>py, <const double*>ps, <const double*>pb,
-                pm, pi, rows, cols, epsilon, center, n_threads)
+            normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
+                                     pm, pi, rows, cols, epsilon, center, n_threads)
 
 
 def sum16_rows(x, out, Py_ssize_t rows, Py_ssize_t cols):
@@ -123,6 +148,11 @@ def sum16_rows(x, out, Py_ssize_t rows, Py_ssize_t cols):
 
 
 # ------------------------------------------------------------ build facts
+
+def float16_storage():
+    """True when this build converts float16 itself (gcc/clang _Float16)."""
+    return bool(NORMOPS_HAVE_FLOAT16)
+
 
 def openmp_enabled():
     """True when this build runs its loops with OpenMP."""
@@ -228,12 +258,10 @@ def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, int n_threads,
     cdef double eps = <float>(<double>epsilon)  # ONNX float attribute: rounded to float32
     if t == cnp.NPY_FLOAT32:
         with nogil:
-            normalize_chunks[float](
-                <const float*>px, <float*>py, <const float*>ps, <const float*>pb,
-                pm, pi, rows, cols, <float>eps, center, n_threads)
+            normalize_chunks[float](px, STORE_FLOAT32, py, STORE_FLOAT32, <const float*>ps,
+                                    <const float*>pb, pm, pi, rows, cols, <float>eps, center, n_threads)
     else:
         with nogil:
-            normalize_chunks[double](
-                <const double*>px, <double*>py, <const double*>ps, <const double*>pb,
-                pm, pi, rows, cols, eps, center, n_threads)
+            normalize_chunks[double](px, STORE_FLOAT64, py, STORE_FLOAT64, <const double*>ps,
+                                     <const double*>pb, pm, pi, rows, cols, eps, center, n_threads)
     return (y, mean, inv)

@@ -38,4 +38,73 @@ static inline int normops_cpu_has_level(int level) { return level == 0; }
 static inline unsigned int normops_mxcsr(void) { return 0; }
 #endif
 
+/* IEEE binary16 storage. gcc >= 12 and clang >= 15 have _Float16 on x86-64
+ * and AArch64: conversions to and from float are exact / correctly rounded
+ * (F16C or AVX-512 FP16 instructions where the build allows, else libgcc).
+ * Without it the front layer converts with NumPy instead. */
+#if defined(__FLT16_MAX__)
+typedef _Float16 normops_float16;
+#define NORMOPS_HAVE_FLOAT16 1
+#else
+typedef unsigned short normops_float16;
+#define NORMOPS_HAVE_FLOAT16 0
+#endif
+
+/* Storage conversions (no arithmetic): binary16 and bfloat16 <-> float32.
+ * Widening is exact; narrowing rounds to nearest, ties to even, and turns
+ * a NaN into the canonical NaN of the narrow type. F16C converts 8 values
+ * per instruction where the build has it; the scalar tail and other builds
+ * use the compiler's own _Float16 conversions, which are the same IEEE
+ * operations. */
+#include <stdint.h>
+#include <string.h>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+static inline void normops_widen_float16(const uint16_t* src, float* dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + i))));
+#endif
+#if NORMOPS_HAVE_FLOAT16
+    for (; i < n; i++) {
+        normops_float16 h;
+        memcpy(&h, src + i, 2);
+        dst[i] = (float)h;
+    }
+#endif
+}
+
+static inline void normops_narrow_float16(const float* src, uint16_t* dst, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i*)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+#if NORMOPS_HAVE_FLOAT16
+    for (; i < n; i++) {
+        normops_float16 h = (normops_float16)src[i];
+        memcpy(dst + i, &h, 2);
+    }
+#endif
+}
+
+static inline void normops_widen_bfloat16(const uint16_t* src, float* dst, ptrdiff_t n) {
+    uint32_t* d = (uint32_t*)dst;  /* float and uint32_t share size and alignment */
+    for (ptrdiff_t i = 0; i < n; i++)
+        d[i] = (uint32_t)src[i] << 16;
+}
+
+static inline void normops_narrow_bfloat16(const float* src, uint16_t* dst, ptrdiff_t n) {
+    const uint32_t* s = (const uint32_t*)src;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint32_t bits = s[i];
+        uint16_t rounded = (uint16_t)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+        dst[i] = (bits & 0x7FFFFFFFu) > 0x7F800000u ? (uint16_t)0x7FC0 : rounded;
+    }
+}
+
 #endif

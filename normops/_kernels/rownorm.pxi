@@ -2,6 +2,7 @@
 # SimplifiedLayerNormalization (seed spec, "LayerNormalization,
 # RMSNormalization", steps 1-4; decisions.md §5).
 
+from libc.stdlib cimport malloc, free, abort
 from libc.math cimport sqrt, sqrtf, NAN, INFINITY
 from libc.float cimport FLT_MAX, DBL_MAX
 
@@ -82,20 +83,19 @@ cdef inline void normalize_row_group(
     const floating* x, floating* y,
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
-    Py_ssize_t first, int nrows, Py_ssize_t cols,
-    floating epsilon, bint center, bint params_nan_free, bint prefetch_next,
+    int nrows, Py_ssize_t cols, floating epsilon, bint center,
+    bint params_nan_free, const floating* prefetch,
 ) noexcept nogil:
-    """Normalise nrows (a constant 1 or 4) consecutive rows from ``first``;
-    their sums run side by side, each in its own canonical order. With
-    prefetch_next, the next nrows rows exist and are prefetched."""
+    """Normalise nrows (a constant 1 or 4) consecutive rows x -> y, their
+    statistics to mean_out[0..nrows) and inv_out[0..nrows) (each may be
+    NULL). The rows' sums run side by side, each in its own canonical
+    order. ``prefetch`` (or NULL) is the next group's first row."""
     cdef floating n = <floating>cols
     cdef floating one = 1
     cdef floating mean[MAX_ROWS_SIDE_BY_SIDE]
     cdef floating var[MAX_ROWS_SIDE_BY_SIDE]
     cdef floating inv
-    cdef floating* yr
     cdef int r
-    x = x + first * cols
     # step 1 (RMS: the mean is 0 and not computed)
     if center:
         sum16_side_by_side(x, cols, nrows, cols, NULL, TERM_VALUE, mean, NULL)
@@ -104,24 +104,26 @@ cdef inline void normalize_row_group(
     else:
         for r in range(nrows):
             mean[r] = 0
-    # step 2: separately rounded difference and square
-    # (the x rows are cached by now: prefetch the next group's meanwhile)
-    sum16_side_by_side(x, cols, nrows, cols, mean, TERM_SQUARED_DEVIATION, var,
-                       x + nrows * cols if prefetch_next else NULL)
+    # step 2: separately rounded difference and square (the rows are in
+    # cache by now: the next group is prefetched meanwhile)
+    sum16_side_by_side(x, cols, nrows, cols, mean, TERM_SQUARED_DEVIATION, var, prefetch)
     for r in range(nrows):
         var[r] = var[r] / n
         # step 3
         inv = one / ieee_sqrt(var[r] + epsilon)
         # step 4
-        yr = y + (first + r) * cols
         if params_nan_free and is_finite(var[r]) and is_finite(inv):
-            normalize_apply(x + r * cols, yr, scale, bias, mean[r], inv, cols, False)
+            normalize_apply(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, False)
         else:
-            normalize_apply(x + r * cols, yr, scale, bias, mean[r], inv, cols, True)
+            normalize_apply(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, True)
         if mean_out != NULL:
-            mean_out[first + r] = stat_to_float32(mean[r])
+            mean_out[r] = stat_to_float32(mean[r])
         if inv_out != NULL:
-            inv_out[first + r] = stat_to_float32(inv)
+            inv_out[r] = stat_to_float32(inv)
+
+
+cdef inline float* offset_or_null(float* p, Py_ssize_t i) noexcept nogil:
+    return NULL if p == NULL else p + i
 
 
 cdef void normalize_rows(
@@ -136,37 +138,101 @@ cdef void normalize_rows(
     the rest one by one."""
     cdef Py_ssize_t r = row_begin
     while r + MAX_ROWS_SIDE_BY_SIDE <= row_end:
-        normalize_row_group(x, y, scale, bias, mean_out, inv_out, r, MAX_ROWS_SIDE_BY_SIDE,
-                            cols, epsilon, center, params_nan_free,
-                            r + 2 * MAX_ROWS_SIDE_BY_SIDE <= row_end)
+        normalize_row_group(
+            x + r * cols, y + r * cols, scale, bias,
+            offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+            MAX_ROWS_SIDE_BY_SIDE, cols, epsilon, center, params_nan_free,
+            x + (r + MAX_ROWS_SIDE_BY_SIDE) * cols if r + 2 * MAX_ROWS_SIDE_BY_SIDE <= row_end else NULL)
         r += MAX_ROWS_SIDE_BY_SIDE
     while r < row_end:
-        normalize_row_group(x, y, scale, bias, mean_out, inv_out, r, 1, cols, epsilon, center,
-                            params_nan_free, r + 2 <= row_end)
+        normalize_row_group(
+            x + r * cols, y + r * cols, scale, bias,
+            offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+            1, cols, epsilon, center, params_nan_free,
+            x + (r + 1) * cols if r + 2 <= row_end else NULL)
         r += 1
 
 
+cdef void normalize_rows_converting(
+    const void* x, Storage x_storage, void* y, Storage y_storage,
+    const float* scale, const float* bias,
+    float* mean_out, float* inv_out,
+    Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
+    float epsilon, bint center, bint params_nan_free,
+) noexcept nogil:
+    """normalize_rows for float32 arithmetic on float16 / bfloat16 storage
+    (decisions.md §4): each group of rows is widened exactly into a float32
+    scratch, normalised unchanged, and each result rounded once to y's
+    storage type."""
+    cdef Py_ssize_t r = row_begin
+    cdef int nrows
+    cdef float* xs = NULL
+    cdef float* ys = NULL
+    if x_storage != STORE_FLOAT32:
+        xs = <float*>malloc(MAX_ROWS_SIDE_BY_SIDE * cols * sizeof(float))
+    if y_storage != STORE_FLOAT32:
+        ys = <float*>malloc(MAX_ROWS_SIDE_BY_SIDE * cols * sizeof(float))
+    cdef const float* xg
+    cdef float* yg
+    if (x_storage != STORE_FLOAT32 and xs == NULL) or (y_storage != STORE_FLOAT32 and ys == NULL):
+        abort()  # out of memory for a few rows: nothing sensible is left to do
+    while r < row_end:
+        nrows = MAX_ROWS_SIDE_BY_SIDE if r + MAX_ROWS_SIDE_BY_SIDE <= row_end else 1
+        if xs != NULL:
+            widen_rows(x, x_storage, r * cols, xs, nrows * cols)
+            xg = xs
+        else:
+            xg = <const float*>x + r * cols
+        yg = ys if ys != NULL else <float*>y + r * cols
+        if nrows == MAX_ROWS_SIDE_BY_SIDE:
+            normalize_row_group(xg, yg, scale, bias, offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+                                MAX_ROWS_SIDE_BY_SIDE, cols, epsilon, center, params_nan_free, NULL)
+        else:
+            normalize_row_group(xg, yg, scale, bias, offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+                                1, cols, epsilon, center, params_nan_free, NULL)
+        if ys != NULL:
+            narrow_rows(ys, y, y_storage, r * cols, nrows * cols)
+        r += nrows
+    free(xs)
+    free(ys)
+
+
+cdef inline void normalize_range(
+    const void* x, Storage x_storage, void* y, Storage y_storage,
+    const floating* scale, const floating* bias,
+    float* mean_out, float* inv_out,
+    Py_ssize_t begin, Py_ssize_t end, Py_ssize_t cols,
+    floating epsilon, bint center, bint params_nan_free,
+) noexcept nogil:
+    if floating is float:
+        if x_storage != STORE_FLOAT32 or y_storage != STORE_FLOAT32:
+            normalize_rows_converting(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
+                                      begin, end, cols, epsilon, center, params_nan_free)
+            return
+    normalize_rows(<const floating*>x, <floating*>y, scale, bias, mean_out, inv_out,
+                   begin, end, cols, epsilon, center, params_nan_free)
+
+
 cdef void normalize_chunks(
-    const floating* x, floating* y,
+    const void* x, Storage x_storage, void* y, Storage y_storage,
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t rows, Py_ssize_t cols,
     floating epsilon, bint center, int n_threads,
 ) noexcept nogil:
     """Split the rows into chunks of max(1, 16384 // cols) rows, one chunk per
-    task. Rows are independent, so the bits never depend on the threads."""
+    task. Rows are independent, so the bits never depend on the threads.
+    Storage other than float32/float64 needs float32 arithmetic."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c
     cdef int threads = threads_for(n_threads, chunks, rows * cols)
     cdef bint params_nan_free = nan_free_params(scale, bias, cols, epsilon)
     if threads <= 1:
-        normalize_rows(x, y, scale, bias, mean_out, inv_out, 0, rows, cols, epsilon, center,
-                       params_nan_free)
+        normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
+                        0, rows, cols, epsilon, center, params_nan_free)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
-        normalize_rows(
-            x, y, scale, bias, mean_out, inv_out,
-            c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
-            params_nan_free,
-        )
+        normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
+                        c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
+                        params_nan_free)

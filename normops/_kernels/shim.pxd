@@ -2,7 +2,12 @@
 cdef extern from "platform_shim.h" nogil:
     const int NORMOPS_HAVE_OPENMP
     const int NORMOPS_X86_64
+    const int NORMOPS_HAVE_FLOAT16
     int omp_get_max_threads()
     int omp_get_num_procs()
     int normops_cpu_has_level(int level)
     unsigned int normops_mxcsr()
+    void normops_widen_float16(const unsigned short* src, float* dst, Py_ssize_t n)
+    void normops_narrow_float16(const float* src, unsigned short* dst, Py_ssize_t n)
+    void normops_widen_bfloat16(const unsigned short* src, float* dst, Py_ssize_t n)
+    void normops_narrow_bfloat16(const float* src, unsigned short* dst, Py_ssize_t n)
