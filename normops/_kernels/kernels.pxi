@@ -20,6 +20,9 @@ cdef Py_ssize_t ROW_CHUNK_ELEMENTS = 16384
 # Below this many input elements a call runs on one thread: waking the
 # OpenMP team costs more than it saves (measured, docs/performance.md).
 cdef Py_ssize_t SERIAL_BELOW_ELEMENTS = 32768
+# Rows summed side by side share the cache between passes: a group holds
+# at most this many bytes (measured, docs/performance.md).
+cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
 
 
 cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:
@@ -177,6 +180,15 @@ def cpu_has_level(int level):
 def mxcsr():
     """The SSE control register of the calling thread (0 off x86-64)."""
     return normops_mxcsr()
+
+
+def set_side_by_side_bytes(Py_ssize_t nbytes):
+    """Change the byte budget of a group of rows summed side by side
+    (benchmarks tune it; results do not depend on it); returns the old one."""
+    global SIDE_BY_SIDE_BYTES
+    old = SIDE_BY_SIDE_BYTES
+    SIDE_BY_SIDE_BYTES = max(0, nbytes)
+    return old
 
 
 def set_serial_threshold(Py_ssize_t elements):

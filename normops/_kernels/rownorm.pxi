@@ -30,7 +30,7 @@ cdef inline double magnitude_sum(const floating* p, Py_ssize_t n) noexcept nogil
     infinite or NaN when some p[j] is not finite."""
     cdef floating total = 0
     if p != NULL:
-        sum16_side_by_side(p, 0, 1, n, NULL, TERM_ABSOLUTE, &total, NULL)
+        sum16_side_by_side(p, 0, 1, n, NULL, NORMOPS_TERM_ABSOLUTE, &total, NULL)
     return total
 
 
@@ -86,7 +86,7 @@ cdef inline void normalize_row_group(
     int nrows, Py_ssize_t cols, floating epsilon, bint center,
     bint params_nan_free, const floating* prefetch,
 ) noexcept nogil:
-    """Normalise nrows (a constant 1 or 4) consecutive rows x -> y, their
+    """Normalise nrows (a constant 1, 2 or 4) consecutive rows x -> y, their
     statistics to mean_out[0..nrows) and inv_out[0..nrows) (each may be
     NULL). The rows' sums run side by side, each in its own canonical
     order. ``prefetch`` (or NULL) is the next group's first row."""
@@ -98,7 +98,7 @@ cdef inline void normalize_row_group(
     cdef int r
     # step 1 (RMS: the mean is 0 and not computed)
     if center:
-        sum16_side_by_side(x, cols, nrows, cols, NULL, TERM_VALUE, mean, NULL)
+        sum16_side_by_side(x, cols, nrows, cols, NULL, NORMOPS_TERM_VALUE, mean, NULL)
         for r in range(nrows):
             mean[r] = mean[r] / n
     else:
@@ -106,7 +106,7 @@ cdef inline void normalize_row_group(
             mean[r] = 0
     # step 2: separately rounded difference and square (the rows are in
     # cache by now: the next group is prefetched meanwhile)
-    sum16_side_by_side(x, cols, nrows, cols, mean, TERM_SQUARED_DEVIATION, var, prefetch)
+    sum16_side_by_side(x, cols, nrows, cols, mean, NORMOPS_TERM_SQUARED_DEVIATION, var, prefetch)
     for r in range(nrows):
         var[r] = var[r] / n
         # step 3
@@ -134,16 +134,26 @@ cdef void normalize_rows(
     floating epsilon, bint center, bint params_nan_free,
 ) noexcept nogil:
     """Normalise rows [row_begin, row_end) of the rows x cols matrix x
-    (bias, mean_out and inv_out may be NULL): four rows at a time, then
-    the rest one by one."""
+    (bias, mean_out and inv_out may be NULL): in groups of rows summed side
+    by side, then the rest one by one."""
     cdef Py_ssize_t r = row_begin
-    while r + MAX_ROWS_SIDE_BY_SIDE <= row_end:
-        normalize_row_group(
-            x + r * cols, y + r * cols, scale, bias,
-            offset_or_null(mean_out, r), offset_or_null(inv_out, r),
-            MAX_ROWS_SIDE_BY_SIDE, cols, epsilon, center, params_nan_free,
-            x + (r + MAX_ROWS_SIDE_BY_SIDE) * cols if r + 2 * MAX_ROWS_SIDE_BY_SIDE <= row_end else NULL)
-        r += MAX_ROWS_SIDE_BY_SIDE
+    cdef int group = rows_side_by_side(cols * sizeof(floating))
+    if group == 4:
+        while r + 4 <= row_end:
+            normalize_row_group(
+                x + r * cols, y + r * cols, scale, bias,
+                offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+                4, cols, epsilon, center, params_nan_free,
+                x + (r + 4) * cols if r + 8 <= row_end else NULL)
+            r += 4
+    elif group == 2:
+        while r + 2 <= row_end:
+            normalize_row_group(
+                x + r * cols, y + r * cols, scale, bias,
+                offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+                2, cols, epsilon, center, params_nan_free,
+                x + (r + 2) * cols if r + 4 <= row_end else NULL)
+            r += 2
     while r < row_end:
         normalize_row_group(
             x + r * cols, y + r * cols, scale, bias,
@@ -151,6 +161,15 @@ cdef void normalize_rows(
             1, cols, epsilon, center, params_nan_free,
             x + (r + 1) * cols if r + 2 <= row_end else NULL)
         r += 1
+
+
+cdef inline int rows_side_by_side(Py_ssize_t row_bytes) noexcept nogil:
+    """4, 2 or 1 rows per group: as many as stay in L1 between passes."""
+    if 4 * row_bytes <= SIDE_BY_SIDE_BYTES:
+        return 4
+    if 2 * row_bytes <= SIDE_BY_SIDE_BYTES:
+        return 2
+    return 1
 
 
 cdef void normalize_rows_converting(
