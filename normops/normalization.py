@@ -116,8 +116,8 @@ def _compute(plan, mode, n_threads, all_outputs):
     suffix = X.shape[plan.axis:]
     x = contiguous(X, _kernel_storage(X.dtype, ct))
     y = np.empty(X.shape, _kernel_storage(plan.y_dtype, ct))
-    scale = _expanded(plan.scale, suffix, ct)
-    bias = None if plan.bias is None else _expanded(plan.bias, suffix, ct)
+    scale = _expanded(plan.scale, suffix, _kernel_storage(plan.scale.dtype, ct))
+    bias = None if plan.bias is None else _expanded(plan.bias, suffix, _kernel_storage(plan.bias.dtype, ct))
     want_stats = all_outputs and family.stats
     mean = np.empty(plan.stats_shape, _FLOAT32) if want_stats and "mean" in family.stats else None
     inv = np.empty(plan.stats_shape, _FLOAT32) if want_stats else None
@@ -173,6 +173,7 @@ def _call(op, inputs, attributes, opset, mode, n_threads, full_output):
         result = _isa.kernels.row_normalize_nd(
             inputs[0], inputs[1], inputs[2] if family.has_bias else None,
             attributes["axis"], attributes["epsilon"], family.center,
+            family.one_param_type, family.y_follows_scale,
             _config.resolve_threads(n_threads, op.op_type),
             want_stats and "mean" in family.stats, want_stats)
         if result is not None:

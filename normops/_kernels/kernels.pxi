@@ -37,6 +37,7 @@ cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t element
 include "storage.pxi"
 include "sum16.pxi"
 include "rownorm.pxi"
+include "rownorm_api.pxi"
 
 
 # ----------------------------------------------------------------- checks
@@ -85,53 +86,6 @@ cdef Storage storage_of(object a, str name) except *:
     if a.dtype.name == "bfloat16" and a.dtype.itemsize == 2:
         return STORE_BFLOAT16
     raise TypeError(f"kernel argument {name!r} has dtype {a.dtype}, which this build does not store")
-
-
-def row_normalize(
-    x, scale, bias, y, mean_out, inv_out,
-    Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
-):
-    """Normalise each row of the rows x cols matrix x into y.
-
-    scale and bias (bias may be None) have cols elements of the arithmetic
-    type, float32 or float64; x and y are of that type too, or, with
-    float32 arithmetic, float16 or bfloat16 (widened / rounded once).
-    mean_out and inv_out are None or float32 arrays of rows elements.
-    center=False gives RMS normalisation. epsilon is rounded to the
-    arithmetic type.
-    """
-    cdef int t = float_typenum(scale)
-    cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y")
-    cdef Py_ssize_t size = rows * cols
-    if rows < 0 or cols < 1:
-        raise ValueError("row_normalize needs rows >= 0 and cols >= 1")
-    if t == cnp.NPY_FLOAT64 and (xs != STORE_FLOAT64 or ys != STORE_FLOAT64):
-        raise TypeError("float64 arithmetic needs float64 x and y")
-    if t == cnp.NPY_FLOAT32 and (xs == STORE_FLOAT64 or ys == STORE_FLOAT64):
-        raise TypeError("float32 arithmetic cannot store float64")
-    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), size, False, "x")
-    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), size, True, "y")
-    check_array(scale, t, cols, False, "scale")
-    if bias is not None:
-        check_array(bias, t, cols, False, "bias")
-    if mean_out is not None:
-        check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
-    if inv_out is not None:
-        check_array(inv_out, cnp.NPY_FLOAT32, rows, True, "inv_out")
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    cdef void* ps = cnp.PyArray_DATA(<cnp.ndarray>scale)
-    cdef void* pb = data_or_null(bias)
-    cdef float* pm = <float*>data_or_null(mean_out)
-    cdef float* pi = <float*>data_or_null(inv_out)
-    if t == cnp.NPY_FLOAT32:
-        with nogil:
-            normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
-                                    pm, pi, rows, cols, <float>epsilon, center, n_threads)
-    else:
-        with nogil:
-            normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
-                                     pm, pi, rows, cols, epsilon, center, n_threads)
 
 
 def sum16_rows(x, out, Py_ssize_t rows, Py_ssize_t cols):
@@ -199,81 +153,3 @@ def set_serial_threshold(Py_ssize_t elements):
     return old
 
 
-# ------------------------------------------------------ the per-call fast path
-
-cdef inline bint behaved(object a, int typenum):
-    """An exact ndarray of that dtype, aligned, native and C-contiguous."""
-    if type(a) is not cnp.ndarray:
-        return False
-    cdef cnp.ndarray arr = <cnp.ndarray>a
-    return (cnp.PyArray_TYPE(arr) == typenum and cnp.PyArray_IS_C_CONTIGUOUS(arr)
-            and cnp.PyArray_ISALIGNED(arr) and cnp.PyArray_ISNOTSWAPPED(arr))
-
-
-cdef inline bint covers_suffix(cnp.ndarray p, cnp.ndarray x, int axis, Py_ssize_t cols):
-    """p has the normalized shape exactly (right-aligned, as many elements)."""
-    cdef int k = cnp.PyArray_NDIM(p), nd = cnp.PyArray_NDIM(x), i
-    if cnp.PyArray_SIZE(p) != cols or k > nd - axis:
-        return False
-    for i in range(1, k + 1):
-        if cnp.PyArray_DIM(p, k - i) != cnp.PyArray_DIM(x, nd - i):
-            return False
-    return True
-
-
-def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, int n_threads,
-                     bint want_mean, bint want_inv):
-    """The common call, validated and run without leaving C.
-
-    Takes only what needs no conversion: float32 or float64 ndarrays of
-    one dtype, native and C-contiguous, Scale/B of exactly the normalized
-    shape, an int axis in range and a float epsilon. Returns
-    (Y, Mean or None, InvStdDev or None), or None when the call must go
-    through the full validation in normops/_validate.py (which also
-    raises every error: this function never does).
-    """
-    if type(X) is not cnp.ndarray or type(axis) is not int or type(epsilon) is not float:
-        return None
-    cdef cnp.ndarray x = <cnp.ndarray>X
-    cdef int t = cnp.PyArray_TYPE(x)
-    cdef int nd = cnp.PyArray_NDIM(x)
-    if (t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64) or nd < 1 or not behaved(X, t):
-        return None
-    if axis < -nd or axis >= nd:
-        return None
-    cdef int ax = <int>axis + (nd if axis < 0 else 0)
-    cdef Py_ssize_t rows = 1, cols = 1
-    cdef int i
-    for i in range(ax):
-        rows *= cnp.PyArray_DIM(x, i)
-    for i in range(ax, nd):
-        cols *= cnp.PyArray_DIM(x, i)
-    if cols == 0 or not behaved(scale, t) or not covers_suffix(<cnp.ndarray>scale, x, ax, cols):
-        return None
-    if bias is not None and (not behaved(bias, t) or not covers_suffix(<cnp.ndarray>bias, x, ax, cols)):
-        return None
-    cdef cnp.npy_intp stat_dims[32]
-    for i in range(nd):
-        stat_dims[i] = cnp.PyArray_DIM(x, i) if i < ax else 1
-    cdef cnp.ndarray y = cnp.PyArray_EMPTY(nd, cnp.PyArray_DIMS(x), t, 0)
-    cdef object mean = None, inv = None
-    if want_mean:
-        mean = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
-    if want_inv:
-        inv = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
-    cdef void* px = cnp.PyArray_DATA(x)
-    cdef void* py = cnp.PyArray_DATA(y)
-    cdef void* ps = cnp.PyArray_DATA(<cnp.ndarray>scale)
-    cdef void* pb = data_or_null(bias)
-    cdef float* pm = <float*>data_or_null(mean)
-    cdef float* pi = <float*>data_or_null(inv)
-    cdef double eps = <float>(<double>epsilon)  # ONNX float attribute: rounded to float32
-    if t == cnp.NPY_FLOAT32:
-        with nogil:
-            normalize_chunks[float](px, STORE_FLOAT32, py, STORE_FLOAT32, <const float*>ps,
-                                    <const float*>pb, pm, pi, rows, cols, <float>eps, center, n_threads)
-    else:
-        with nogil:
-            normalize_chunks[double](px, STORE_FLOAT64, py, STORE_FLOAT64, <const double*>ps,
-                                     <const double*>pb, pm, pi, rows, cols, eps, center, n_threads)
-    return (y, mean, inv)

@@ -3,6 +3,7 @@
 # RMSNormalization", steps 1-4; decisions.md §5).
 
 from libc.stdlib cimport malloc, free, abort
+from libc.string cimport memcpy
 from libc.math cimport sqrt, sqrtf, NAN, INFINITY
 from libc.float cimport FLT_MAX, DBL_MAX
 
@@ -126,6 +127,42 @@ cdef inline float* offset_or_null(float* p, Py_ssize_t i) noexcept nogil:
     return NULL if p == NULL else p + i
 
 
+cdef inline int rows_side_by_side(Py_ssize_t row_bytes) noexcept nogil:
+    """4, 2 or 1 rows per group: as many as stay in L1 between passes."""
+    if 4 * row_bytes <= SIDE_BY_SIDE_BYTES:
+        return 4
+    if 2 * row_bytes <= SIDE_BY_SIDE_BYTES:
+        return 2
+    return 1
+
+
+cdef inline int next_group(Py_ssize_t r, Py_ssize_t row_end, int group) noexcept nogil:
+    """Rows in the group starting at row r: the group size, fewer at the end."""
+    if group >= 4 and r + 4 <= row_end:
+        return 4
+    if group >= 2 and r + 2 <= row_end:
+        return 2
+    return 1
+
+
+cdef inline void normalize_group(
+    int nrows, const floating* x, floating* y,
+    const floating* scale, const floating* bias,
+    float* mean_out, float* inv_out, Py_ssize_t cols, floating epsilon, bint center,
+    bint params_nan_free, const floating* prefetch,
+) noexcept nogil:
+    """normalize_row_group with nrows turned into a constant (1, 2 or 4)."""
+    if nrows == 4:
+        normalize_row_group(x, y, scale, bias, mean_out, inv_out, 4, cols, epsilon, center,
+                            params_nan_free, prefetch)
+    elif nrows == 2:
+        normalize_row_group(x, y, scale, bias, mean_out, inv_out, 2, cols, epsilon, center,
+                            params_nan_free, prefetch)
+    else:
+        normalize_row_group(x, y, scale, bias, mean_out, inv_out, 1, cols, epsilon, center,
+                            params_nan_free, prefetch)
+
+
 cdef void normalize_rows(
     const floating* x, floating* y,
     const floating* scale, const floating* bias,
@@ -134,42 +171,17 @@ cdef void normalize_rows(
     floating epsilon, bint center, bint params_nan_free,
 ) noexcept nogil:
     """Normalise rows [row_begin, row_end) of the rows x cols matrix x
-    (bias, mean_out and inv_out may be NULL): in groups of rows summed side
-    by side, then the rest one by one."""
+    (bias, mean_out and inv_out may be NULL), in groups of rows summed
+    side by side; the next group is prefetched meanwhile."""
     cdef Py_ssize_t r = row_begin
-    cdef int group = rows_side_by_side(cols * sizeof(floating))
-    if group == 4:
-        while r + 4 <= row_end:
-            normalize_row_group(
-                x + r * cols, y + r * cols, scale, bias,
-                offset_or_null(mean_out, r), offset_or_null(inv_out, r),
-                4, cols, epsilon, center, params_nan_free,
-                x + (r + 4) * cols if r + 8 <= row_end else NULL)
-            r += 4
-    elif group == 2:
-        while r + 2 <= row_end:
-            normalize_row_group(
-                x + r * cols, y + r * cols, scale, bias,
-                offset_or_null(mean_out, r), offset_or_null(inv_out, r),
-                2, cols, epsilon, center, params_nan_free,
-                x + (r + 2) * cols if r + 4 <= row_end else NULL)
-            r += 2
+    cdef int group = rows_side_by_side(cols * sizeof(floating)), nrows
     while r < row_end:
-        normalize_row_group(
-            x + r * cols, y + r * cols, scale, bias,
-            offset_or_null(mean_out, r), offset_or_null(inv_out, r),
-            1, cols, epsilon, center, params_nan_free,
-            x + (r + 1) * cols if r + 2 <= row_end else NULL)
-        r += 1
-
-
-cdef inline int rows_side_by_side(Py_ssize_t row_bytes) noexcept nogil:
-    """4, 2 or 1 rows per group: as many as stay in L1 between passes."""
-    if 4 * row_bytes <= SIDE_BY_SIDE_BYTES:
-        return 4
-    if 2 * row_bytes <= SIDE_BY_SIDE_BYTES:
-        return 2
-    return 1
+        nrows = next_group(r, row_end, group)
+        normalize_group(nrows, x + r * cols, y + r * cols, scale, bias,
+                        offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+                        cols, epsilon, center, params_nan_free,
+                        x + (r + nrows) * cols if r + 2 * nrows <= row_end else NULL)
+        r += nrows
 
 
 cdef void normalize_rows_converting(
@@ -181,39 +193,28 @@ cdef void normalize_rows_converting(
 ) noexcept nogil:
     """normalize_rows for float32 arithmetic on float16 / bfloat16 storage
     (decisions.md §4): each group of rows is widened exactly into a float32
-    scratch, normalised unchanged, and each result rounded once to y's
-    storage type."""
+    scratch, normalised there unchanged (in place: step 4 reads each
+    element before writing it), and each result rounded once into y."""
     cdef Py_ssize_t r = row_begin
-    cdef int nrows
-    cdef float* xs = NULL
-    cdef float* ys = NULL
-    if x_storage != STORE_FLOAT32:
-        xs = <float*>malloc(MAX_ROWS_SIDE_BY_SIDE * cols * sizeof(float))
-    if y_storage != STORE_FLOAT32:
-        ys = <float*>malloc(MAX_ROWS_SIDE_BY_SIDE * cols * sizeof(float))
-    cdef const float* xg
-    cdef float* yg
-    if (x_storage != STORE_FLOAT32 and xs == NULL) or (y_storage != STORE_FLOAT32 and ys == NULL):
+    cdef int group = rows_side_by_side(cols * sizeof(float)), nrows
+    cdef float* scratch = <float*>malloc(group * cols * sizeof(float))
+    if scratch == NULL:
         abort()  # out of memory for a few rows: nothing sensible is left to do
     while r < row_end:
-        nrows = MAX_ROWS_SIDE_BY_SIDE if r + MAX_ROWS_SIDE_BY_SIDE <= row_end else 1
-        if xs != NULL:
-            widen_rows(x, x_storage, r * cols, xs, nrows * cols)
-            xg = xs
+        nrows = next_group(r, row_end, group)
+        if x_storage == STORE_FLOAT32:
+            memcpy(scratch, <const float*>x + r * cols, nrows * cols * sizeof(float))
         else:
-            xg = <const float*>x + r * cols
-        yg = ys if ys != NULL else <float*>y + r * cols
-        if nrows == MAX_ROWS_SIDE_BY_SIDE:
-            normalize_row_group(xg, yg, scale, bias, offset_or_null(mean_out, r), offset_or_null(inv_out, r),
-                                MAX_ROWS_SIDE_BY_SIDE, cols, epsilon, center, params_nan_free, NULL)
+            widen_rows(x, x_storage, r * cols, scratch, nrows * cols)
+        normalize_group(nrows, scratch, scratch, scale, bias,
+                        offset_or_null(mean_out, r), offset_or_null(inv_out, r),
+                        cols, epsilon, center, params_nan_free, NULL)
+        if y_storage == STORE_FLOAT32:
+            memcpy(<float*>y + r * cols, scratch, nrows * cols * sizeof(float))
         else:
-            normalize_row_group(xg, yg, scale, bias, offset_or_null(mean_out, r), offset_or_null(inv_out, r),
-                                1, cols, epsilon, center, params_nan_free, NULL)
-        if ys != NULL:
-            narrow_rows(ys, y, y_storage, r * cols, nrows * cols)
+            narrow_rows(scratch, y, y_storage, r * cols, nrows * cols)
         r += nrows
-    free(xs)
-    free(ys)
+    free(scratch)
 
 
 cdef inline void normalize_range(

@@ -1,0 +1,178 @@
+# Python entry points of the row normalisation kernels.
+
+
+cdef inline bint storable(Storage x, Storage y, Storage scale, int bias) noexcept:
+    """float64 arithmetic stores float64 only; float32 arithmetic stores
+    float32, float16 or bfloat16 (bias = -1: no bias)."""
+    cdef bint wide = x == STORE_FLOAT64
+    return ((y == STORE_FLOAT64) == wide and (scale == STORE_FLOAT64) == wide
+            and (bias < 0 or (bias == STORE_FLOAT64) == wide))
+
+
+cdef int run_row_normalize(
+    cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
+    cnp.ndarray scale, Storage ss, object bias, int bs,
+    float* mean_out, float* inv_out, Py_ssize_t rows, Py_ssize_t cols,
+    double epsilon, bint center, int n_threads,
+) except -1:
+    """Run on checked arrays (see ``storable``). Float32 arithmetic widens
+    narrower Scale/B once into float32 scratch."""
+    cdef void* px = cnp.PyArray_DATA(x)
+    cdef void* py = cnp.PyArray_DATA(y)
+    cdef void* ps = cnp.PyArray_DATA(scale)
+    cdef void* pb = data_or_null(bias)
+    cdef float* wide_scale = NULL
+    cdef float* wide_bias = NULL
+    if xs == STORE_FLOAT64:
+        with nogil:
+            normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
+                                     mean_out, inv_out, rows, cols, epsilon, center, n_threads)
+        return 0
+    try:
+        if ss != STORE_FLOAT32:
+            wide_scale = <float*>malloc(cols * sizeof(float))
+            if wide_scale == NULL:
+                raise MemoryError()
+            widen_rows(ps, ss, 0, wide_scale, cols)
+            ps = wide_scale
+        if pb != NULL and bs != STORE_FLOAT32:
+            wide_bias = <float*>malloc(cols * sizeof(float))
+            if wide_bias == NULL:
+                raise MemoryError()
+            widen_rows(pb, <Storage>bs, 0, wide_bias, cols)
+            pb = wide_bias
+        with nogil:
+            normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
+                                    mean_out, inv_out, rows, cols, <float>epsilon, center, n_threads)
+    finally:
+        free(wide_scale)
+        free(wide_bias)
+    return 0
+
+
+def row_normalize(
+    x, scale, bias, y, mean_out, inv_out,
+    Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
+):
+    """Normalise each row of the rows x cols matrix x into y.
+
+    Arithmetic is float64 when x is float64 (then every array is), else
+    float32, with x, y, scale and bias each float32, float16 or bfloat16
+    (widened exactly / rounded once). scale and bias (bias may be None) have
+    cols elements; mean_out and inv_out are None or float32 arrays of rows
+    elements. center=False gives RMS normalisation. epsilon is rounded to
+    the arithmetic type.
+    """
+    cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y"), ss = storage_of(scale, "scale")
+    cdef int bs = -1 if bias is None else <int>storage_of(bias, "bias")
+    cdef Py_ssize_t size = rows * cols
+    if rows < 0 or cols < 1:
+        raise ValueError("row_normalize needs rows >= 0 and cols >= 1")
+    if not storable(xs, ys, ss, bs):
+        raise TypeError("row_normalize: float64 arrays need float64 arithmetic throughout")
+    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), size, False, "x")
+    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), size, True, "y")
+    check_array(scale, cnp.PyArray_TYPE(<cnp.ndarray>scale), cols, False, "scale")
+    if bias is not None:
+        check_array(bias, cnp.PyArray_TYPE(<cnp.ndarray>bias), cols, False, "bias")
+    if mean_out is not None:
+        check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
+    if inv_out is not None:
+        check_array(inv_out, cnp.NPY_FLOAT32, rows, True, "inv_out")
+    run_row_normalize(x, xs, y, ys, scale, ss, bias, bs,
+                      <float*>data_or_null(mean_out), <float*>data_or_null(inv_out),
+                      rows, cols, epsilon, center, n_threads)
+
+
+# ------------------------------------------------------ the per-call fast path
+
+cdef inline int fast_storage(object a) noexcept:
+    """Storage of an exact, aligned, native, C-contiguous float32/float64/
+    float16 ndarray; -1 for anything else (bfloat16 takes the full path)."""
+    if type(a) is not cnp.ndarray:
+        return -1
+    cdef cnp.ndarray arr = <cnp.ndarray>a
+    if not (cnp.PyArray_IS_C_CONTIGUOUS(arr) and cnp.PyArray_ISALIGNED(arr) and cnp.PyArray_ISNOTSWAPPED(arr)):
+        return -1
+    cdef int t = cnp.PyArray_TYPE(arr)
+    if t == cnp.NPY_FLOAT32:
+        return STORE_FLOAT32
+    if t == cnp.NPY_FLOAT64:
+        return STORE_FLOAT64
+    if t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16:
+        return STORE_FLOAT16
+    return -1
+
+
+cdef inline int storage_typenum(Storage s) noexcept:
+    if s == STORE_FLOAT32:
+        return cnp.NPY_FLOAT32
+    if s == STORE_FLOAT64:
+        return cnp.NPY_FLOAT64
+    return cnp.NPY_FLOAT16
+
+
+cdef inline bint covers_suffix(cnp.ndarray p, cnp.ndarray x, int axis, Py_ssize_t cols):
+    """p has the normalized shape exactly (right-aligned, as many elements)."""
+    cdef int k = cnp.PyArray_NDIM(p), nd = cnp.PyArray_NDIM(x), i
+    if cnp.PyArray_SIZE(p) != cols or k > nd - axis:
+        return False
+    for i in range(1, k + 1):
+        if cnp.PyArray_DIM(p, k - i) != cnp.PyArray_DIM(x, nd - i):
+            return False
+    return True
+
+
+def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, bint one_type,
+                     bint y_follows_scale, int n_threads, bint want_mean, bint want_inv):
+    """The common call, validated and run without leaving C.
+
+    Takes only what needs no conversion: float32, float64 or float16
+    ndarrays, native and C-contiguous, Scale/B of exactly the normalized
+    shape (all one dtype when ``one_type``), an int axis in range and a
+    float epsilon. Y has X's dtype, or Scale's with ``y_follows_scale``.
+    Returns (Y, Mean or None, InvStdDev or None), or None when the call must
+    go through the full validation in normops/_validate.py (which also
+    raises every error: this function never does).
+    """
+    if type(X) is not cnp.ndarray or type(axis) is not int or type(epsilon) is not float:
+        return None
+    cdef int xs = fast_storage(X), ss = fast_storage(scale)
+    cdef int bs = -1 if bias is None else fast_storage(bias)
+    if xs < 0 or ss < 0 or (bias is not None and bs < 0):
+        return None
+    if one_type and (ss != xs or (bias is not None and bs != xs)):
+        return None
+    cdef Storage ys = <Storage>(ss if y_follows_scale else xs)
+    if not storable(<Storage>xs, ys, <Storage>ss, bs):
+        return None
+    cdef cnp.ndarray x = <cnp.ndarray>X
+    cdef int nd = cnp.PyArray_NDIM(x)
+    if nd < 1 or nd > 32 or axis < -nd or axis >= nd:
+        return None
+    cdef int ax = <int>axis + (nd if axis < 0 else 0)
+    cdef Py_ssize_t rows = 1, cols = 1
+    cdef int i
+    for i in range(ax):
+        rows *= cnp.PyArray_DIM(x, i)
+    for i in range(ax, nd):
+        cols *= cnp.PyArray_DIM(x, i)
+    if cols == 0 or not covers_suffix(<cnp.ndarray>scale, x, ax, cols):
+        return None
+    if bias is not None and not covers_suffix(<cnp.ndarray>bias, x, ax, cols):
+        return None
+    cdef cnp.npy_intp stat_dims[32]
+    for i in range(nd):
+        stat_dims[i] = cnp.PyArray_DIM(x, i) if i < ax else 1
+    cdef cnp.ndarray y = cnp.PyArray_EMPTY(nd, cnp.PyArray_DIMS(x), storage_typenum(ys), 0)
+    cdef object mean = None, inv = None
+    if want_mean:
+        mean = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
+    if want_inv:
+        inv = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
+    # ONNX float attribute: its value is the float32 nearest to epsilon
+    cdef double eps = <float>(<double>epsilon)
+    run_row_normalize(x, <Storage>xs, y, ys, <cnp.ndarray>scale, <Storage>ss, bias, bs,
+                      <float*>data_or_null(mean), <float*>data_or_null(inv),
+                      rows, cols, eps, center, n_threads)
+    return (y, mean, inv)
