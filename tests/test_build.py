@@ -125,3 +125,25 @@ def test_build_without_openmp_gives_the_same_bits(tmp_path):
     openmp_here, digest_here = json.loads(here.stdout)
     assert openmp_serial is False
     assert digest_serial == digest_here
+
+
+@pytest.mark.parametrize("budget", [0, 16384, 32768, 1 << 30])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_row_grouping_never_changes_bits(budget, dtype):
+    """Rows are summed 1, 2 or 4 side by side depending on a cache budget;
+    every grouping (and the group tails) gives the reference bits."""
+    kernels = isa.kernels
+    old = kernels.set_side_by_side_bytes(budget)
+    try:
+        rng = np.random.default_rng(budget % 97)
+        for rows, cols in ((7, 1500), (9, 3000), (5, 33), (3, 5000)):
+            x = rng.standard_normal((rows, cols)).astype(dtype)
+            w = rng.standard_normal(cols).astype(dtype)
+            b = rng.standard_normal(cols).astype(dtype)
+            for op, inputs in (("LayerNormalization", [x, w, b]), ("RMSNormalization", [x, w])):
+                got = normops.run(op, inputs, n_threads=1)
+                want = reference.run(op, inputs)
+                for g, w_ in zip(got, want):
+                    assert g.tobytes() == w_.tobytes(), (op, rows, cols, budget)
+    finally:
+        kernels.set_side_by_side_bytes(old)
