@@ -58,12 +58,16 @@ typedef unsigned short normops_float16;
  * operations. */
 #include <stdint.h>
 #include <string.h>
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
 static inline void normops_widen_float16(const uint16_t* src, float* dst, ptrdiff_t n) {
     ptrdiff_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(src + i))));
+#endif
 #if defined(__F16C__)
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + i))));
@@ -79,6 +83,11 @@ static inline void normops_widen_float16(const uint16_t* src, float* dst, ptrdif
 
 static inline void normops_narrow_float16(const float* src, uint16_t* dst, ptrdiff_t n) {
     ptrdiff_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i*)(dst + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
 #if defined(__F16C__)
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i*)(dst + i),
