@@ -18,6 +18,7 @@ from . import _isa
 from ._errors import InvalidInputError
 
 MODES = ("exact", "fast")
+MAX_THREADS = 1024  # more would only oversubscribe; the kernels take a C int
 _UNSET = object()
 
 _global_config = {"mode": "exact", "n_threads": None}
@@ -50,8 +51,8 @@ def check_n_threads(n_threads, where="normops"):
     except TypeError:
         raise InvalidInputError(
             f"{where}: argument 'n_threads' must be a positive integer or None, not {n_threads!r}") from None
-    if value < 1:
-        raise InvalidInputError(f"{where}: argument 'n_threads' must be >= 1, not {value}")
+    if not 1 <= value <= MAX_THREADS:
+        raise InvalidInputError(f"{where}: argument 'n_threads' must be in 1..{MAX_THREADS}, not {value}")
     return value
 
 
