@@ -412,6 +412,9 @@ def render_page(results, plot_file: str | None = "performance.png") -> str:
         "come from one shared 2-core machine: they are medians, and differences of a "
         "few percent are noise.",
         "",
+        "What limits the large cases, the profiles and what was tried is in "
+        "[performance-analysis.md](performance-analysis.md) (written by hand).",
+        "",
         "## Method",
         "",
         _method_text(meta),
