@@ -110,6 +110,19 @@ def resolve_mode(mode, where):
     return check_mode(mode, where)
 
 
+def kernel_threads(n_threads, where):
+    """The count to hand to a kernel: 0 means "ask OpenMP" (the kernel calls
+    omp_get_max_threads() itself, which saves a call on the per-call path)."""
+    if n_threads is None:
+        try:
+            overrides = _thread_local.overrides
+        except AttributeError:
+            overrides = _overrides()
+        n_threads = overrides.get("n_threads", _global_config["n_threads"])
+        return 0 if n_threads is None else n_threads
+    return check_n_threads(n_threads, where)
+
+
 def resolve_threads(n_threads, where):
     """Per-call count, else the configured one, else OpenMP's."""
     if n_threads is None:

@@ -105,7 +105,7 @@ class OpDef:
         """Validated kernel call; ``attributes`` must already hold every name."""
         version = self.version_for(opset)
         mode = _config.resolve_mode(mode, self.op_type)
-        n_threads = _config.resolve_threads(n_threads, self.op_type)
+        n_threads = _config.kernel_threads(n_threads, self.op_type)
         plan = self.bind(self, version, inputs, attributes)
         return self.compute(plan, mode, n_threads, all_outputs)
 

@@ -30,11 +30,10 @@ class _Family:
         self.one_param_type = one_param_type  # X, Scale, B share one type T
 
 
-_FAMILY = {
-    "LayerNormalization": _Family(True, True, ("mean", "inv"), False, True),
-    "RMSNormalization": _Family(False, False, (), True, False),
-    "SimplifiedLayerNormalization": _Family(False, False, ("inv",), True, False),
-}
+_LN = _Family(True, True, ("mean", "inv"), False, True)
+_RMS = _Family(False, False, (), True, False)
+_SLN = _Family(False, False, ("inv",), True, False)
+_FAMILY = {"LayerNormalization": _LN, "RMSNormalization": _RMS, "SimplifiedLayerNormalization": _SLN}
 
 
 class _Plan:
@@ -161,26 +160,29 @@ SIMPLIFIED_LAYER_NORMALIZATION = register(OpDef(
 _FAST_STASH = frozenset((1, 10, 11, 16))
 
 
-def _call(op, inputs, attributes, opset, mode, n_threads, full_output):
+def _call(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims,
+          opset, mode, n_threads, full_output):
     """Run a named-function call: the C fast path when the call needs no
-    conversion (it validates in C and never raises), else the full path."""
-    family = _FAMILY[op.op_type]
+    conversion (it checks the arrays in C and never raises), else the full
+    validation path, which is also the only place errors are raised."""
     if ((opset is None or (type(opset) is int and opset in op._version_cache))
             and (mode is None or mode == "exact" or mode == "fast")
-            and type(attributes["stash_type"]) is int and attributes["stash_type"] in _FAST_STASH
-            and attributes.get("keep_dims", 1) == 1 and type(attributes.get("keep_dims", 1)) is int):
+            and type(stash_type) is int and stash_type in _FAST_STASH
+            and type(keep_dims) is int and keep_dims == 1):
         want_stats = full_output and family.stats
         result = _isa.kernels.row_normalize_nd(
-            inputs[0], inputs[1], inputs[2] if family.has_bias else None,
-            attributes["axis"], attributes["epsilon"], family.center,
-            family.one_param_type, family.y_follows_scale,
-            _config.resolve_threads(n_threads, op.op_type),
+            X, scale, bias, axis, epsilon, family.center, family.one_param_type,
+            family.y_follows_scale, _config.kernel_threads(n_threads, op.op_type),
             want_stats and "mean" in family.stats, want_stats)
         if result is not None:
-            y, mean, inv = result
             if not full_output:
-                return y
+                return result[0]
+            y, mean, inv = result
             return (y,) + tuple(mean if s == "mean" else inv for s in family.stats)
+    attributes = {"axis": axis, "epsilon": epsilon, "stash_type": stash_type}
+    if op is SIMPLIFIED_LAYER_NORMALIZATION:
+        attributes["keep_dims"] = keep_dims
+    inputs = (X, scale, bias) if family.has_bias else (X, scale)
     outputs = op.call(inputs, attributes, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
 
@@ -198,8 +200,7 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-05, stash_type=
     statistics are float32, shaped like X with the normalised dimensions
     set to 1).
     """
-    return _call(LAYER_NORMALIZATION, (X, Scale, B),
-                 {"axis": axis, "epsilon": epsilon, "stash_type": stash_type},
+    return _call(LAYER_NORMALIZATION, _LN, X, Scale, B, axis, epsilon, stash_type, 1,
                  opset, mode, n_threads, full_output)
 
 
@@ -209,8 +210,7 @@ def rms_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_type=1,
 
     Y has the dtype of ``scale``. Returns Y, or ``(Y,)`` with ``full_output=True``.
     """
-    return _call(RMS_NORMALIZATION, (X, scale),
-                 {"axis": axis, "epsilon": epsilon, "stash_type": stash_type},
+    return _call(RMS_NORMALIZATION, _RMS, X, scale, None, axis, epsilon, stash_type, 1,
                  opset, mode, n_threads, full_output)
 
 
@@ -221,6 +221,5 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_ty
     RMS normalisation with Y in the dtype of ``scale``. Returns Y, or
     ``(Y, inv_std_var)`` with ``full_output=True`` (inv_std_var is float32).
     """
-    return _call(SIMPLIFIED_LAYER_NORMALIZATION, (X, scale),
-                 {"axis": axis, "epsilon": epsilon, "stash_type": stash_type, "keep_dims": keep_dims},
-                 opset, mode, n_threads, full_output)
+    return _call(SIMPLIFIED_LAYER_NORMALIZATION, _SLN, X, scale, None, axis, epsilon, stash_type,
+                 keep_dims, opset, mode, n_threads, full_output)

@@ -26,8 +26,13 @@ cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
 
 
 cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:
-    """Threads for a parallel loop: capped at the chunk count, 1 when small."""
-    if elements < SERIAL_BELOW_ELEMENTS or requested <= 1 or chunks <= 1:
+    """Threads for a parallel loop: capped at the chunk count, 1 when small;
+    requested <= 0 means OpenMP's count for the calling thread."""
+    if elements < SERIAL_BELOW_ELEMENTS or chunks <= 1:
+        return 1
+    if requested <= 0:
+        requested = omp_get_max_threads()
+    if requested <= 1:
         return 1
     if requested > chunks:
         return <int>chunks
