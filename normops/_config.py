@@ -56,6 +56,16 @@ def check_n_threads(n_threads, where="normops"):
     return value
 
 
+def _checked(mode, n_threads, where):
+    """The settings given (not _UNSET), validated."""
+    changes = {}
+    if mode is not _UNSET:
+        changes["mode"] = check_mode(mode, where)
+    if n_threads is not _UNSET:
+        changes["n_threads"] = check_n_threads(n_threads, where)
+    return changes
+
+
 def get_config():
     """The settings in force in the calling thread, as a new dict."""
     merged = dict(_global_config)
@@ -66,10 +76,8 @@ def get_config():
 def set_config(*, mode=_UNSET, n_threads=_UNSET):
     """Change the process-wide settings. ``n_threads=None`` goes back to
     following OpenMP / threadpoolctl; an omitted argument is left as it is."""
-    if mode is not _UNSET:
-        _global_config["mode"] = check_mode(mode, "set_config")
-    if n_threads is not _UNSET:
-        _global_config["n_threads"] = check_n_threads(n_threads, "set_config")
+    changes = _checked(mode, n_threads, "set_config")  # all or nothing
+    _global_config.update(changes)
 
 
 @contextlib.contextmanager
@@ -77,15 +85,13 @@ def config(*, mode=_UNSET, n_threads=_UNSET):
     """Override settings for a block of code, in the calling thread only.
 
     >>> with normops.config(mode="fast", n_threads=1):
-    ...     y = normops.softmax(x)
+    ...     y = normops.layer_normalization(x, scale)
     """
+    changes = _checked(mode, n_threads, "config")  # before anything changes
     overrides = _overrides()
     saved = dict(overrides)
-    if mode is not _UNSET:
-        overrides["mode"] = check_mode(mode, "config")
-    if n_threads is not _UNSET:
-        overrides["n_threads"] = check_n_threads(n_threads, "config")
     try:
+        overrides.update(changes)
         yield get_config()
     finally:
         overrides.clear()

@@ -5,6 +5,9 @@ newest ``since_version`` of the operator that is not above it, as ONNX
 resolves a node's schema.
 """
 import bisect
+import operator
+
+import numpy as np
 
 from . import _config
 from ._errors import InvalidInputError, UnsupportedError
@@ -57,15 +60,24 @@ class OpDef:
 
     def version_for(self, opset):
         """The since_version serving ``opset`` (None: the newest)."""
+        if opset is not None and type(opset) is not int:
+            if isinstance(opset, (bool, np.bool_)):
+                raise InvalidInputError(f"{self.op_type}: argument 'opset' must be an integer, not {opset!r}")
+            try:
+                opset = operator.index(opset)  # NumPy integers
+            except TypeError:
+                raise InvalidInputError(
+                    f"{self.op_type}: argument 'opset' must be an integer, not {opset!r}") from None
         try:
             return self._version_cache[opset]
-        except (KeyError, TypeError):
+        except KeyError:
             pass
         if opset is None:
             version = self.versions[-1]
         else:
-            if isinstance(opset, bool) or not isinstance(opset, int):
-                raise InvalidInputError(f"{self.op_type}: argument 'opset' must be an integer, not {opset!r}")
+            if opset > MAX_OPSET and self.domain == "":
+                raise UnsupportedError(
+                    f"{self.op_type}: opset {opset} is newer than this build knows ({MAX_OPSET})")
             i = bisect.bisect_right(self.versions, opset)
             if i == 0:
                 raise UnsupportedError(
@@ -114,8 +126,9 @@ class OpDef:
         return self.call(self.pad_inputs(inputs), self.fill_attributes(version, attributes),
                          version, mode, n_threads)
 
-    def run_reference(self, inputs, attributes, opset, mode=None):
+    def run_reference(self, inputs, attributes, opset, mode=None, n_threads=None):
         version = self.version_for(opset)
+        _config.check_n_threads(n_threads, self.op_type)  # accepted for symmetry, unused
         if mode is not None and _config.check_mode(mode, self.op_type) != "exact":
             raise UnsupportedError(f"{self.op_type}: the reference models the exact flavour only")
         plan = self.bind(self, version, self.pad_inputs(inputs), self.fill_attributes(version, attributes))

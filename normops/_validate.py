@@ -18,9 +18,23 @@ _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
 
 
+_FLOAT_DTYPE_CACHE = {}
+
+
 def is_float_dtype(dtype):
-    """float16/32/64, or ml_dtypes' bfloat16."""
-    return dtype.kind == "f" or dtype.name == "bfloat16"
+    """float16/32/64, or ml_dtypes' bfloat16 (not longdouble: ONNX has no
+    such type, and the kernels would not compute it in its precision)."""
+    try:
+        return _FLOAT_DTYPE_CACHE[dtype]
+    except KeyError:
+        pass
+    result = (dtype.kind == "f" and dtype.itemsize in (2, 4, 8)) or dtype.name == "bfloat16"
+    _FLOAT_DTYPE_CACHE[dtype] = result
+    return result
+
+
+def is_bfloat16(dtype):
+    return is_float_dtype(dtype) and dtype.kind != "f"
 
 
 def compute_dtype(*dtypes):
@@ -31,11 +45,14 @@ def compute_dtype(*dtypes):
 
 def array_input(op, name, value):
     """``value`` as a native-endian ndarray (strides left as they are)."""
-    if not isinstance(value, np.ndarray):
+    if type(value) is not np.ndarray:
         if value is None:
             raise InvalidInputError(f"{op}: input {name!r} is required")
+        if isinstance(value, np.ma.MaskedArray):
+            raise InvalidInputError(f"{op}: input {name!r} is a masked array; pass its data "
+                                    f"(np.ma.getdata) or fill it (.filled()) first")
         try:
-            value = np.asarray(value)
+            value = np.asarray(value)  # subclasses such as np.matrix become plain arrays
         except Exception as exc:  # noqa: BLE001 - report any conversion failure
             raise InvalidInputError(f"{op}: input {name!r} is not an array: {exc}") from None
     if not value.dtype.isnative:
@@ -70,10 +87,16 @@ def int_attribute(op, name, value):
 
 
 def float_attribute(op, name, value):
-    """A float attribute, rounded to float32 as ONNX stores it."""
+    """A float attribute, rounded to float32 as ONNX stores it (a value
+    beyond float32's range becomes +-inf, as it would in a model)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidInputError(f"{op}: attribute {name!r} must be a number, not {value!r}")
-    return float(np.float32(value))
+    try:
+        value = float(value)
+    except OverflowError:
+        value = math.inf if value > 0 else -math.inf
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))
 
 
 def flag_attribute(op, name, value):

@@ -10,8 +10,8 @@ from . import _config, _isa
 from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
-    array_input, at_least_rank, axis_attribute, broadcast_to_suffix, compute_dtype, contiguous,
-    float_attribute, float_input, int_attribute, product, stash_type_attribute, unsupported,
+    at_least_rank, axis_attribute, broadcast_to_suffix, compute_dtype, contiguous,
+    float_attribute, float_input, int_attribute, is_bfloat16, product, stash_type_attribute, unsupported,
 )
 from .reference import _norms as _reference_norms
 
@@ -103,7 +103,7 @@ def _kernel_storage(dtype, compute):
     own when the kernel converts it (float16/bfloat16 around float32
     arithmetic), else the arithmetic type."""
     if compute == _FLOAT32 and (dtype == _FLOAT16 and _isa.kernels.float16_storage()
-                                or dtype.name == "bfloat16"):
+                                or is_bfloat16(dtype)):
         return dtype
     return compute
 

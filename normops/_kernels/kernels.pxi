@@ -6,9 +6,10 @@
 # (they are a few pointer reads) so that a misuse raises instead of crashing.
 
 cimport numpy as cnp
+from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
 from normops._kernels.shim cimport (
-    NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, NORMOPS_HAVE_FLOAT16, omp_get_max_threads,
+    NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, NORMOPS_HAVE_FLOAT16, omp_get_max_threads, omp_get_thread_num,
     normops_cpu_has_level, normops_mxcsr, normops_widen_float16, normops_narrow_float16,
     normops_widen_bfloat16, normops_narrow_bfloat16,
 )

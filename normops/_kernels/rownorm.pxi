@@ -2,7 +2,6 @@
 # SimplifiedLayerNormalization (seed spec, "LayerNormalization,
 # RMSNormalization", steps 1-4; decisions.md §5).
 
-from libc.stdlib cimport malloc, free, abort
 from libc.string cimport memcpy
 from libc.math cimport sqrt, sqrtf, NAN, INFINITY
 from libc.float cimport FLT_MAX, DBL_MAX
@@ -189,17 +188,15 @@ cdef void normalize_rows_converting(
     const float* scale, const float* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
-    float epsilon, bint center, bint params_nan_free,
+    float epsilon, bint center, bint params_nan_free, float* scratch,
 ) noexcept nogil:
     """normalize_rows for float32 arithmetic on float16 / bfloat16 storage
     (decisions.md §4): each group of rows is widened exactly into a float32
-    scratch, normalised there unchanged (in place: step 4 reads each
-    element before writing it), and each result rounded once into y."""
+    scratch of group_scratch_size(cols) floats, normalised there unchanged
+    (in place: step 4 reads each element before writing it), and each
+    result rounded once into y."""
     cdef Py_ssize_t r = row_begin
     cdef int group = rows_side_by_side(cols * sizeof(float)), nrows
-    cdef float* scratch = <float*>malloc(group * cols * sizeof(float))
-    if scratch == NULL:
-        abort()  # out of memory for a few rows: nothing sensible is left to do
     while r < row_end:
         nrows = next_group(r, row_end, group)
         if x_storage == STORE_FLOAT32:
@@ -214,7 +211,11 @@ cdef void normalize_rows_converting(
         else:
             narrow_rows(scratch, y, y_storage, r * cols, nrows * cols)
         r += nrows
-    free(scratch)
+
+
+cdef inline Py_ssize_t group_scratch_size(Py_ssize_t cols) noexcept nogil:
+    """Floats of scratch one thread needs for narrow storage."""
+    return rows_side_by_side(cols * sizeof(float)) * cols
 
 
 cdef inline void normalize_range(
@@ -222,12 +223,12 @@ cdef inline void normalize_range(
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t begin, Py_ssize_t end, Py_ssize_t cols,
-    floating epsilon, bint center, bint params_nan_free,
+    floating epsilon, bint center, bint params_nan_free, float* scratch,
 ) noexcept nogil:
     if floating is float:
         if x_storage != STORE_FLOAT32 or y_storage != STORE_FLOAT32:
             normalize_rows_converting(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
-                                      begin, end, cols, epsilon, center, params_nan_free)
+                                      begin, end, cols, epsilon, center, params_nan_free, scratch)
             return
     normalize_rows(<const floating*>x, <floating*>y, scale, bias, mean_out, inv_out,
                    begin, end, cols, epsilon, center, params_nan_free)
@@ -238,21 +239,29 @@ cdef void normalize_chunks(
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t rows, Py_ssize_t cols,
-    floating epsilon, bint center, int n_threads,
+    floating epsilon, bint center, int threads, float* scratch,
 ) noexcept nogil:
     """Split the rows into chunks of max(1, 16384 // cols) rows, one chunk per
-    task. Rows are independent, so the bits never depend on the threads.
-    Storage other than float32/float64 needs float32 arithmetic."""
+    task, on ``threads`` threads (from row_chunk_threads). Rows are
+    independent, so the bits never depend on the threads. Storage other
+    than float32/float64 needs float32 arithmetic and a scratch of
+    threads * group_scratch_size(cols) floats."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
-    cdef Py_ssize_t c
-    cdef int threads = threads_for(n_threads, chunks, rows * cols)
+    cdef Py_ssize_t c, slot = group_scratch_size(cols)
     cdef bint params_nan_free = nan_free_params(scale, bias, cols, epsilon)
     if threads <= 1:
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
-                        0, rows, cols, epsilon, center, params_nan_free)
+                        0, rows, cols, epsilon, center, params_nan_free, scratch)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                         c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
-                        params_nan_free)
+                        params_nan_free,
+                        NULL if scratch == NULL else scratch + omp_get_thread_num() * slot)
+
+
+cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:
+    """The threads normalize_chunks will use."""
+    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
+    return threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols)

@@ -23,12 +23,18 @@ cdef int run_row_normalize(
     cdef void* pb = data_or_null(bias)
     cdef float* wide_scale = NULL
     cdef float* wide_bias = NULL
+    cdef float* scratch = NULL
+    cdef int threads = row_chunk_threads(n_threads, rows, cols)
     if xs == STORE_FLOAT64:
         with nogil:
             normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
-                                     mean_out, inv_out, rows, cols, epsilon, center, n_threads)
+                                     mean_out, inv_out, rows, cols, epsilon, center, threads, NULL)
         return 0
     try:
+        if xs != STORE_FLOAT32 or ys != STORE_FLOAT32:
+            scratch = <float*>malloc(max(threads, 1) * group_scratch_size(cols) * sizeof(float))
+            if scratch == NULL:
+                raise MemoryError()
         if ss != STORE_FLOAT32:
             wide_scale = <float*>malloc(cols * sizeof(float))
             if wide_scale == NULL:
@@ -43,10 +49,12 @@ cdef int run_row_normalize(
             pb = wide_bias
         with nogil:
             normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
-                                    mean_out, inv_out, rows, cols, <float>epsilon, center, n_threads)
+                                    mean_out, inv_out, rows, cols, <float>epsilon, center, threads,
+                                    scratch)
     finally:
         free(wide_scale)
         free(wide_bias)
+        free(scratch)
     return 0
 
 

@@ -5,6 +5,7 @@ cdef extern from "platform_shim.h" nogil:
     const int NORMOPS_HAVE_FLOAT16
     int omp_get_max_threads()
     int omp_get_num_procs()
+    int omp_get_thread_num()
     int normops_cpu_has_level(int level)
     unsigned int normops_mxcsr()
     void normops_widen_float16(const unsigned short* src, float* dst, Py_ssize_t n)

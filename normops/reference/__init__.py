@@ -20,4 +20,4 @@ def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n
     """
     from .._registry import lookup
 
-    return lookup(op_type, domain).run_reference(inputs, attributes, opset, mode)
+    return lookup(op_type, domain).run_reference(inputs, attributes, opset, mode, n_threads)
