@@ -33,11 +33,13 @@ class OpDef:
     ``compute(plan, mode, n_threads, all_outputs)`` runs the kernels and
     ``reference(plan)`` the executable specification; both return the list
     of outputs (``compute`` may leave trailing optional outputs out when
-    ``all_outputs`` is false).
+    ``all_outputs`` is false). ``run_fast(op, inputs, attributes, opset,
+    mode, n_threads)``, optional, is a quicker route for ``run`` that falls
+    back to the validated path itself.
     """
 
     def __init__(self, op_type, *, versions, inputs, n_required, outputs, attributes,
-                 bind, compute, reference, domain=""):
+                 bind, compute, reference, domain="", run_fast=None):
         self.op_type = op_type
         self.domain = domain
         self.versions = tuple(sorted(versions))
@@ -48,6 +50,7 @@ class OpDef:
         self.bind = bind
         self.compute = compute
         self.reference = reference
+        self.run_fast = run_fast
         self._version_cache = {}
 
     def __repr__(self):
@@ -123,8 +126,11 @@ class OpDef:
 
     def run(self, inputs, attributes, opset, mode, n_threads):
         version = self.version_for(opset)
-        return self.call(self.pad_inputs(inputs), self.fill_attributes(version, attributes),
-                         version, mode, n_threads)
+        inputs = self.pad_inputs(inputs)
+        attributes = self.fill_attributes(version, attributes)
+        if self.run_fast is not None:
+            return self.run_fast(self, inputs, attributes, version, mode, n_threads)
+        return self.call(inputs, attributes, version, mode, n_threads)
 
     def run_reference(self, inputs, attributes, opset, mode=None, n_threads=None):
         version = self.version_for(opset)

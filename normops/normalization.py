@@ -139,22 +139,30 @@ def _reference(plan):
     return list(_reference_norms.simplified_layer_normalization(plan.X, plan.scale, plan.axis, plan.epsilon))
 
 
+def _run_fast(op, inputs, attributes, opset, mode, n_threads):
+    """``normops.run`` for these operators: the named functions' route."""
+    family = _FAMILY[op.op_type]
+    return list(_call(op, family, inputs[0], inputs[1], inputs[2] if family.has_bias else None,
+                      attributes["axis"], attributes["epsilon"], attributes["stash_type"],
+                      attributes.get("keep_dims", 1), opset, mode, n_threads, True))
+
+
 _COMMON_ATTRIBUTES = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 
 LAYER_NORMALIZATION = register(OpDef(
     "LayerNormalization", versions=(17,), inputs=("X", "Scale", "B"), n_required=2,
     outputs=("Y", "Mean", "InvStdDev"), attributes=_COMMON_ATTRIBUTES,
-    bind=_bind, compute=_compute, reference=_reference))
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 RMS_NORMALIZATION = register(OpDef(
     "RMSNormalization", versions=(23,), inputs=("X", "scale"), n_required=2,
     outputs=("Y",), attributes=_COMMON_ATTRIBUTES,
-    bind=_bind, compute=_compute, reference=_reference))
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 SIMPLIFIED_LAYER_NORMALIZATION = register(OpDef(
     "SimplifiedLayerNormalization", versions=(1,), inputs=("X", "scale"), n_required=2,
     outputs=("Y", "inv_std_var"), attributes=dict(_COMMON_ATTRIBUTES, keep_dims=1),
-    bind=_bind, compute=_compute, reference=_reference))
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 
 _FAST_STASH = frozenset((1, 10, 11, 16))
