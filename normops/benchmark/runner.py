@@ -337,7 +337,9 @@ def bench(
     ----------
     cases : None, str or sequence
         None for every registered case, a regular expression searched in the
-        case names, or a sequence of names / `Case` objects.
+        case names, or a sequence of names / `Case` objects. Workers are fresh
+        processes that look cases up by name in `normops.benchmark.cases`, so a
+        case must be registered there (in that module) to be measured.
     dtypes : None, str or sequence of str
         Restrict to these dtypes ("float32,float16" or a list).
     threads : int or sequence of int
