@@ -88,9 +88,10 @@ NORMOPS_ALWAYS_INLINE double normops_exp_poly(double r) {
 
 /* e^x = 2^m 2^(j/64) e^r with k = 64m + j. The table value hi + lo times
  * (1 + p), p = expm1(r): hi + (lo + hi p), the sum kept as an unevaluated
- * pair by Fast2Sum, relative error below 2^-58 before the final rounding;
- * the hardest float32 input needs 2^-52.7. */
-NORMOPS_ALWAYS_INLINE float normops_exp32(float x) {
+ * pair by Fast2Sum. Returns the pair's high part, stores its low part;
+ * relative error of the pair below 2^-58 (measured, docs/transcendentals.md),
+ * where the hardest float32 input needs 2^-52.7. */
+NORMOPS_ALWAYS_INLINE double normops_exp32_pair(float x, double* lo_out) {
     double z = (double)x;
     /* exp(89) overflows float32 and exp(-104) < 2^-150 rounds to +0, so
      * clamping changes no result; infinities become finite and a NaN stays
@@ -105,13 +106,20 @@ NORMOPS_ALWAYS_INLINE float normops_exp32(float x) {
     double u = tl + th * p;
     double hi = th + u;                 /* Fast2Sum: |th| >= |u| */
     double lo = u - (hi - th);
-    hi = normops_round_to_odd(hi, lo);
     /* 2^m from the pattern: (k - j) << 46 is m << 52 (m from -151 to 129,
-     * a normal double), so the product is exact and the conversion to
-     * float32 is the only rounding; it makes +inf above the overflow
-     * threshold and the correctly rounded subnormal or +0 below 2^-126. */
+     * a normal double), so the products are exact */
     double scale = normops_u2d(((k - j) << 46) + normops_d2u(1.0));
-    uint32_t y = normops_f2u((float)(hi * scale));
+    *lo_out = lo * scale;
+    return hi * scale;
+}
+
+/* The pair rounded to odd, then to float32: the only rounding of the
+ * result; it makes +inf above the overflow threshold and the correctly
+ * rounded subnormal or +0 below 2^-126. */
+NORMOPS_ALWAYS_INLINE float normops_exp32(float x) {
+    double lo;
+    double hi = normops_exp32_pair(x, &lo);
+    uint32_t y = normops_f2u((float)normops_round_to_odd(hi, lo));
     /* canonical NaN, chosen from the result (a select on the input would
      * let gcc skip the table loads for NaN, and masked gathers do not
      * vectorise) */
@@ -147,7 +155,9 @@ NORMOPS_ALWAYS_INLINE double normops_log_combine(double e, uint64_t i, double z,
 
 /* -------------------------------------------------------------- log32 */
 
-NORMOPS_ALWAYS_INLINE float normops_log32(float x) {
+/* log x as an unevaluated pair (relative error below 2^-60, measured);
+ * garbage for x <= 0, inf and NaN, which normops_log32 replaces. */
+NORMOPS_ALWAYS_INLINE double normops_log32_pair(float x, double* lo_out) {
     uint32_t ux = normops_f2u(x);
     /* +0 and positive subnormals: scale by 2^23 (exact), exponent - 23 */
     int sub = ux < 0x00800000u;
@@ -159,10 +169,14 @@ NORMOPS_ALWAYS_INLINE float normops_log32(float x) {
     double m = (double)normops_u2f((us & 0x007FFFFFu) | 0x3F800000u);
     uint64_t i = idx;
     double z = m * normops_log_invc[i] - 1.0;  /* 24 x 12 bits: exact; Sterbenz */
+    return normops_log_combine((double)e, i, z, 0.0, lo_out);
+}
+
+NORMOPS_ALWAYS_INLINE float normops_log32(float x) {
+    uint32_t ux = normops_f2u(x);
     double lo;
-    double hi = normops_log_combine((double)e, i, z, 0.0, &lo);
-    hi = normops_round_to_odd(hi, lo);
-    uint32_t y = normops_f2u((float)hi);
+    double hi = normops_log32_pair(x, &lo);
+    uint32_t y = normops_f2u((float)normops_round_to_odd(hi, lo));
     /* x < 0, -inf and NaN -> NaN; +inf -> +inf; +-0 -> -inf. log(1) = +0
      * comes out of the arithmetic. */
     y = ux >= 0x7F800000u ? NORMOPS_NAN32 : y;
@@ -259,9 +273,15 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
 
 /* ------------------------------------------------------------- arrays */
 
-/* Element-wise loops, y may be x (each element is read before it is
- * written; ivdep tells gcc there is no other dependence, so it does not
- * version the loop on aliasing). */
+/* For each function f: normops_f_array, the element-wise loop that gcc
+ * vectorises, and normops_f_scalar_array, the same one element at a time
+ * through a call that is never inlined (the tests compare the two). y may
+ * be x: each element is read before it is written, and ivdep tells gcc
+ * there is no other dependence, so it does not version the loop on
+ * aliasing. PRE is off in the vector loop: it specialises the clamped
+ * path of exp with constant table entries, which turns the table loads
+ * into masked loads that do not vectorise. The tuning makes gcc use
+ * gather instructions (generic tuning emulates them). */
 #if defined(__AVX512F__)
 #define NORMOPS_GATHER_TUNE __attribute__((target("tune=icelake-server")))
 #elif defined(__AVX2__)
@@ -269,38 +289,24 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
 #else
 #define NORMOPS_GATHER_TUNE
 #endif
-#define NORMOPS_MAP_LOOP(name, T, fn)                                         \
-    __attribute__((optimize("no-tree-pre"))) NORMOPS_GATHER_TUNE static void name(const T* x, T* y, ptrdiff_t n) { \
-        _Pragma("GCC ivdep")                                                  \
-        for (ptrdiff_t i = 0; i < n; i++)                                     \
-            y[i] = fn(x[i]);                                                  \
+#define NORMOPS_MAPS(f, T)                                                          \
+    __attribute__((optimize("no-tree-pre"))) NORMOPS_GATHER_TUNE                    \
+    static void normops_##f##_array(const T* x, T* y, ptrdiff_t n) {                \
+        _Pragma("GCC ivdep")                                                        \
+        for (ptrdiff_t i = 0; i < n; i++)                                           \
+            y[i] = normops_##f(x[i]);                                               \
+    }                                                                               \
+    __attribute__((noinline)) static T normops_##f##_one(T x) { return normops_##f(x); } \
+    static void normops_##f##_scalar_array(const T* x, T* y, ptrdiff_t n) {         \
+        for (ptrdiff_t i = 0; i < n; i++)                                           \
+            y[i] = normops_##f##_one(x[i]);                                         \
     }
 
-NORMOPS_MAP_LOOP(normops_exp32_array, float, normops_exp32)
-NORMOPS_MAP_LOOP(normops_log32_array, float, normops_log32)
-NORMOPS_MAP_LOOP(normops_exp32_fast_array, float, normops_exp32_fast)
-NORMOPS_MAP_LOOP(normops_exp64_array, double, normops_exp64)
-NORMOPS_MAP_LOOP(normops_log64_array, double, normops_log64)
-
-/* The same functions one element at a time, never vectorised (the tests
- * compare them with the array loops). */
-__attribute__((noinline)) static float normops_exp32_one(float x) { return normops_exp32(x); }
-__attribute__((noinline)) static float normops_log32_one(float x) { return normops_log32(x); }
-__attribute__((noinline)) static float normops_exp32_fast_one(float x) { return normops_exp32_fast(x); }
-__attribute__((noinline)) static double normops_exp64_one(double x) { return normops_exp64(x); }
-__attribute__((noinline)) static double normops_log64_one(double x) { return normops_log64(x); }
-
-#define NORMOPS_MAP_ONE_LOOP(name, T, fn)                                     \
-    __attribute__((optimize("no-tree-pre"))) static void name(const T* x, T* y, ptrdiff_t n) { \
-        for (ptrdiff_t i = 0; i < n; i++)                                     \
-            y[i] = fn(x[i]);                                                  \
-    }
-
-NORMOPS_MAP_ONE_LOOP(normops_exp32_scalar_array, float, normops_exp32_one)
-NORMOPS_MAP_ONE_LOOP(normops_log32_scalar_array, float, normops_log32_one)
-NORMOPS_MAP_ONE_LOOP(normops_exp32_fast_scalar_array, float, normops_exp32_fast_one)
-NORMOPS_MAP_ONE_LOOP(normops_exp64_scalar_array, double, normops_exp64_one)
-NORMOPS_MAP_ONE_LOOP(normops_log64_scalar_array, double, normops_log64_one)
+NORMOPS_MAPS(exp32, float)
+NORMOPS_MAPS(log32, float)
+NORMOPS_MAPS(exp32_fast, float)
+NORMOPS_MAPS(exp64, double)
+NORMOPS_MAPS(log64, double)
 
 /* One entry for the Cython chunk loops. */
 enum normops_tfunc {
@@ -310,19 +316,24 @@ enum normops_tfunc {
 };
 
 static inline void normops_tfunc_map(int which, const void* x, void* y, ptrdiff_t n) {
+#define NORMOPS_CASE(tag, f, T)                                                     \
+    case tag: normops_##f##_array((const T*)x, (T*)y, n); break;                    \
+    case tag | NORMOPS_T_SCALAR: normops_##f##_scalar_array((const T*)x, (T*)y, n); break;
     switch (which) {
-    case NORMOPS_T_EXP32: normops_exp32_array((const float*)x, (float*)y, n); break;
-    case NORMOPS_T_LOG32: normops_log32_array((const float*)x, (float*)y, n); break;
-    case NORMOPS_T_EXP32_FAST: normops_exp32_fast_array((const float*)x, (float*)y, n); break;
-    case NORMOPS_T_EXP64: normops_exp64_array((const double*)x, (double*)y, n); break;
-    case NORMOPS_T_LOG64: normops_log64_array((const double*)x, (double*)y, n); break;
-    case NORMOPS_T_SCALAR | NORMOPS_T_EXP32: normops_exp32_scalar_array((const float*)x, (float*)y, n); break;
-    case NORMOPS_T_SCALAR | NORMOPS_T_LOG32: normops_log32_scalar_array((const float*)x, (float*)y, n); break;
-    case NORMOPS_T_SCALAR | NORMOPS_T_EXP32_FAST: normops_exp32_fast_scalar_array((const float*)x, (float*)y, n); break;
-    case NORMOPS_T_SCALAR | NORMOPS_T_EXP64: normops_exp64_scalar_array((const double*)x, (double*)y, n); break;
-    case NORMOPS_T_SCALAR | NORMOPS_T_LOG64: normops_log64_scalar_array((const double*)x, (double*)y, n); break;
+    NORMOPS_CASE(NORMOPS_T_EXP32, exp32, float)
+    NORMOPS_CASE(NORMOPS_T_LOG32, log32, float)
+    NORMOPS_CASE(NORMOPS_T_EXP32_FAST, exp32_fast, float)
+    NORMOPS_CASE(NORMOPS_T_EXP64, exp64, double)
+    NORMOPS_CASE(NORMOPS_T_LOG64, log64, double)
     default: break;
     }
+#undef NORMOPS_CASE
+}
+
+/* The pairs before the final rounding (to measure their error). */
+static inline void normops_tfunc_pairs(int which, const float* x, double* hi, double* lo, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++)
+        hi[i] = which == NORMOPS_T_EXP32 ? normops_exp32_pair(x[i], lo + i) : normops_log32_pair(x[i], lo + i);
 }
 
 /* The float32 functions on the inputs whose patterns are start + i*stride,

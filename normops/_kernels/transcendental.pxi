@@ -15,6 +15,7 @@ cdef extern from "transcendental.h" nogil:
         NORMOPS_T_SCALAR
     void normops_tfunc_map(int which, const void* x, void* y, Py_ssize_t n)
     void normops_tfunc_range(int which, uint64_t start, uint64_t stride, Py_ssize_t n, uint32_t* out)
+    void normops_tfunc_pairs(int which, const float* x, double* hi, double* lo, Py_ssize_t n)
 
 cdef extern from "transcendental_reference.h" nogil:
     const int NORMOPS_HAVE_LONG_DOUBLE_REFERENCE
@@ -88,6 +89,30 @@ def exp64_into(x, out, int n_threads=1, bint scalar=False):
 def log64_into(x, out, int n_threads=1, bint scalar=False):
     """out = log64(x): float64 natural log, error below one ulp."""
     run_map(NORMOPS_T_LOG64, x, out, cnp.NPY_FLOAT64, n_threads, scalar)
+
+
+cdef int run_pairs(int which, object x, object hi, object lo) except -1:
+    if not isinstance(x, cnp.ndarray):
+        raise TypeError("kernel argument 'x' must be an ndarray")
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
+    check_array(x, cnp.NPY_FLOAT32, n, False, "x")
+    check_array(hi, cnp.NPY_FLOAT64, n, True, "hi")
+    check_array(lo, cnp.NPY_FLOAT64, n, True, "lo")
+    with nogil:
+        normops_tfunc_pairs(which, <const float*>cnp.PyArray_DATA(<cnp.ndarray>x),
+                            <double*>cnp.PyArray_DATA(<cnp.ndarray>hi), <double*>cnp.PyArray_DATA(<cnp.ndarray>lo), n)
+    return 0
+
+
+def exp32_pair_into(x, hi, lo):
+    """hi + lo (float64 arrays): the unevaluated pair that exp32 rounds to
+    float32, for finite x in [-104, 89] (error measurements)."""
+    run_pairs(NORMOPS_T_EXP32, x, hi, lo)
+
+
+def log32_pair_into(x, hi, lo):
+    """As exp32_pair_into, for log32 (finite x > 0)."""
+    run_pairs(NORMOPS_T_LOG32, x, hi, lo)
 
 
 # ------------------------------------------------- the exhaustive check
