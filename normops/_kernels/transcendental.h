@@ -94,10 +94,11 @@ NORMOPS_ALWAYS_INLINE double normops_exp_poly(double r) {
 NORMOPS_ALWAYS_INLINE double normops_exp32_pair(float x, double* lo_out) {
     double z = (double)x;
     /* exp(89) overflows float32 and exp(-104) < 2^-150 rounds to +0, so
-     * clamping changes no result; infinities become finite and a NaN stays
-     * a NaN through the whole computation. */
-    z = z > 89.0 ? 89.0 : z;
-    z = z < -104.0 ? -104.0 : z;
+     * clamping changes no result; infinities become finite. These selects
+     * are single min/max instructions; they turn a NaN into 89, and
+     * normops_exp32 restores it. */
+    z = z < 89.0 ? z : 89.0;
+    z = z > -104.0 ? z : -104.0;
     uint64_t k;
     double r = normops_exp_reduce(z, &k);
     double p = normops_exp_poly(r);
@@ -120,10 +121,7 @@ NORMOPS_ALWAYS_INLINE float normops_exp32(float x) {
     double lo;
     double hi = normops_exp32_pair(x, &lo);
     uint32_t y = normops_f2u((float)normops_round_to_odd(hi, lo));
-    /* canonical NaN, chosen from the result (a select on the input would
-     * let gcc skip the table loads for NaN, and masked gathers do not
-     * vectorise) */
-    y = y > 0x7F800000u ? NORMOPS_NAN32 : y;
+    y = x != x ? NORMOPS_NAN32 : y;  /* the canonical NaN */
     return normops_u2f(y);
 }
 
@@ -193,8 +191,8 @@ NORMOPS_ALWAYS_INLINE float normops_log32(float x) {
  * for subnormal ones (the sum is rounded at 53 bits before the scaling
  * rounds it again). */
 NORMOPS_ALWAYS_INLINE double normops_exp64(double x) {
-    double z = x > 710.0 ? 710.0 : x;       /* exp(710) overflows; NaN stays */
-    z = z < -746.0 ? -746.0 : z;            /* exp(-746) < 2^-1075 rounds to +0 */
+    double z = x < 710.0 ? x : 710.0;       /* exp(710) overflows (NaN: restored at the end) */
+    z = z > -746.0 ? z : -746.0;            /* exp(-746) < 2^-1075 rounds to +0 */
     uint64_t k;
     double r = normops_exp_reduce(z, &k);
     double p = normops_exp_poly(r);
@@ -208,7 +206,7 @@ NORMOPS_ALWAYS_INLINE double normops_exp64(double x) {
     double scale1 = normops_u2d((m1o - 1) << 52);        /* 2^m1 */
     double scale2 = normops_u2d((mo - m1o - 1) << 52);   /* 2^m2 */
     uint64_t y = normops_d2u((v * scale1) * scale2);
-    y = y > 0x7FF0000000000000ull ? NORMOPS_NAN64 : y;
+    y = x != x ? NORMOPS_NAN64 : y;
     return normops_u2d(y);
 }
 
@@ -254,8 +252,8 @@ NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
  * so that the last product alone rounds (subnormal results) or overflows.
  * Error bound: docs/transcendentals.md. */
 NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
-    float z = x > 89.0f ? 89.0f : x;   /* as in normops_exp32 */
-    z = z < -104.0f ? -104.0f : z;
+    float z = x < 89.0f ? x : 89.0f;   /* as in normops_exp32_pair */
+    z = z > -104.0f ? z : -104.0f;
     float t = z * NORMOPS_EXPF_LOG2E + NORMOPS_SHIFT32;
     float nf = t - NORMOPS_SHIFT32;
     int32_t n = (int32_t)(normops_f2u(t) - normops_f2u(NORMOPS_SHIFT32));
@@ -267,7 +265,7 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
     float s1 = normops_u2f((uint32_t)(n1 + 127) << 23);
     float s2 = normops_u2f((uint32_t)(n2 + 127) << 23);
     uint32_t y = normops_f2u((p * s1) * s2);
-    y = y > 0x7F800000u ? NORMOPS_NAN32 : y;
+    y = x != x ? NORMOPS_NAN32 : y;
     return normops_u2f(y);
 }
 
