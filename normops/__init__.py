@@ -11,6 +11,7 @@ from ._info import show_config
 from ._registry import MAX_OPSET, run
 from ._version import __version__
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
+from .transcendental import exp32, log32
 from . import reference  # noqa: E402  (needs the operators registered above)
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "config", "get_config", "set_config", "get_num_threads", "set_num_threads", "show_config",
     "run", "reference",
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
+    "exp32", "log32",
 ]

@@ -1,0 +1,351 @@
+/* normops' own exp and log (docs/transcendentals.md).
+ *
+ * exp32 / log32: float32 in and out, correctly rounded (to nearest, ties to
+ * even) for every one of the 2^32 inputs, proven by
+ * `python -m normops verify-transcendentals`. exp64 / log64: the same
+ * construction for float64, deterministic, error below one ulp (not
+ * correctly rounded). exp32_fast: float32 arithmetic for the fast flavour.
+ *
+ * Only IEEE + - * / on float and double, each rounded on its own (the
+ * build passes -ffp-contract=off: no fused multiply-add), integer
+ * operations on the bit patterns, and table loads: no libm, no conversion
+ * whose rounding mode could matter. Special cases are selects on masks, not
+ * branches, so that gcc vectorises the array loops (table loads become
+ * gathers at AVX2/AVX-512); the vectorised loops perform exactly the
+ * operations of the scalar functions, so every ISA level gives the same
+ * bits.
+ *
+ * NaN results are the canonical quiet NaN (float32 0x7FC00000, float64
+ * 0x7FF8000000000000). Subnormal inputs and results follow IEEE: the
+ * results are wrong if another library has set flush-to-zero or
+ * denormals-are-zero in the thread (normops.show_config() reports both).
+ */
+#ifndef NORMOPS_TRANSCENDENTAL_H
+#define NORMOPS_TRANSCENDENTAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "transcendental_tables.h"
+
+#define NORMOPS_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* ---------------------------------------------------------------- bits */
+
+NORMOPS_ALWAYS_INLINE uint32_t normops_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+NORMOPS_ALWAYS_INLINE float normops_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+NORMOPS_ALWAYS_INLINE uint64_t normops_d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+NORMOPS_ALWAYS_INLINE double normops_u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+
+#define NORMOPS_NAN32 0x7FC00000u
+#define NORMOPS_NAN64 0x7FF8000000000000ull
+/* Adding 1.5 * 2^52 to |t| < 2^51 rounds t to an integer k, and the low
+ * bits of the sum's pattern are k in two's complement. */
+#define NORMOPS_SHIFT64 0x1.8p52
+#define NORMOPS_SHIFT32 0x1.8p23f
+
+/* hi + lo (|lo| <= ulp(hi) / 2, the exact sum of a Fast2Sum/2Sum) rounded
+ * to odd at 53 bits: hi itself when it is exact or odd, else the odd
+ * neighbour of hi on the side of lo. Rounding that double to float32 gives
+ * the float32 nearest to hi + lo: a float32 midpoint, or the overflow and
+ * underflow thresholds, have at most 25 significant bits, so they are even
+ * doubles, and the odd value never lands on one nor crosses it. This is the
+ * midpoint guard before the final rounding. */
+NORMOPS_ALWAYS_INLINE double normops_round_to_odd(double hi, double lo) {
+    uint64_t hb = normops_d2u(hi), lb = normops_d2u(lo);
+    /* one pattern step: +1 (away from zero) when lo has the sign of hi,
+     * else -1; taken when hi is even and lo is not zero. Arithmetic rather
+     * than branches: the condition is random in a scalar loop. */
+    uint64_t step = 1 - (((hb ^ lb) >> 63) << 1);
+    uint64_t lz = lb << 1;                                  /* 0 iff lo = +-0 */
+    uint64_t take = (~hb & 1) & ((lz | (0 - lz)) >> 63);
+    return normops_u2d(hb + (step & (0 - take)));
+}
+
+/* -------------------------------------------------------- exp, shared */
+
+/* x = k ln2/64 + r, |r| <= ln2/128 (a little more from the rounding of
+ * x * 64/ln2), k from the pattern of the shifted value. x - k*L1 is exact
+ * (k*L1 is exact: L1 has 36 significant bits and |k| < 2^17; the
+ * difference follows from Sterbenz's lemma), one rounding for k*L2. */
+NORMOPS_ALWAYS_INLINE double normops_exp_reduce(double z, uint64_t* k) {
+    double t = z * NORMOPS_EXP_INVL + NORMOPS_SHIFT64;
+    double kd = t - NORMOPS_SHIFT64;
+    *k = normops_d2u(t) - normops_d2u(NORMOPS_SHIFT64);
+    return (z - kd * NORMOPS_EXP_L1) - kd * NORMOPS_EXP_L2;
+}
+
+/* expm1(r) for |r| <= 0.0055: Taylor to degree 6 (truncation below 2^-65
+ * relative). */
+NORMOPS_ALWAYS_INLINE double normops_exp_poly(double r) {
+    double q = NORMOPS_EXP_C2 + r * (NORMOPS_EXP_C3 + r * (NORMOPS_EXP_C4
+               + r * (NORMOPS_EXP_C5 + r * NORMOPS_EXP_C6)));
+    return r + (r * r) * q;
+}
+
+/* -------------------------------------------------------------- exp32 */
+
+/* e^x = 2^m 2^(j/64) e^r with k = 64m + j. The table value hi + lo times
+ * (1 + p), p = expm1(r): hi + (lo + hi p), the sum kept as an unevaluated
+ * pair by Fast2Sum. Returns the pair's high part, stores its low part;
+ * relative error of the pair below 2^-58 (measured, docs/transcendentals.md),
+ * where the hardest float32 input needs 2^-52.7. */
+NORMOPS_ALWAYS_INLINE double normops_exp32_pair(float x, double* lo_out) {
+    double z = (double)x;
+    /* exp(89) overflows float32 and exp(-104) < 2^-150 rounds to +0, so
+     * clamping changes no result; infinities become finite. These selects
+     * are single min/max instructions; they turn a NaN into 89, and
+     * normops_exp32 restores it. */
+    z = z < 89.0 ? z : 89.0;
+    z = z > -104.0 ? z : -104.0;
+    uint64_t k;
+    double r = normops_exp_reduce(z, &k);
+    double p = normops_exp_poly(r);
+    uint64_t j = k & 63;  /* 64-bit table index: a gather at AVX2/AVX-512 */
+    double th = normops_exp_hi[j], tl = normops_exp_lo[j];
+    double u = tl + th * p;
+    double hi = th + u;                 /* Fast2Sum: |th| >= |u| */
+    double lo = u - (hi - th);
+    /* 2^m from the pattern: (k - j) << 46 is m << 52 (m from -151 to 129,
+     * a normal double), so the products are exact */
+    double scale = normops_u2d(((k - j) << 46) + normops_d2u(1.0));
+    *lo_out = lo * scale;
+    return hi * scale;
+}
+
+/* The pair rounded to odd, then to float32: the only rounding of the
+ * result; it makes +inf above the overflow threshold and the correctly
+ * rounded subnormal or +0 below 2^-126. */
+NORMOPS_ALWAYS_INLINE float normops_exp32(float x) {
+    double lo;
+    double hi = normops_exp32_pair(x, &lo);
+    uint32_t y = normops_f2u((float)normops_round_to_odd(hi, lo));
+    y = x != x ? NORMOPS_NAN32 : y;  /* the canonical NaN */
+    return normops_u2f(y);
+}
+
+/* ---------------------------------------------------------- log, shared */
+
+/* log1p(z) - z = z^2 Q(z) for |z| <= 2^-7: Taylor to degree 9 (truncation
+ * below 2^-66 relative to z). */
+NORMOPS_ALWAYS_INLINE double normops_log_poly(double z) {
+    double q = NORMOPS_LOG_Q2 + z * (NORMOPS_LOG_Q3 + z * (NORMOPS_LOG_Q4 + z * (NORMOPS_LOG_Q5
+               + z * (NORMOPS_LOG_Q6 + z * (NORMOPS_LOG_Q7 + z * (NORMOPS_LOG_Q8 + z * NORMOPS_LOG_Q9))))));
+    return (z * z) * q;
+}
+
+/* log x = e ln2 - log(invc) + log1p(z), with x = 2^e m and z = m invc - 1
+ * exact (the caller's), as an unevaluated pair rounded once at the end.
+ * e*LN2_HI + logc_hi is exact (multiples of 2^-42 below 2^10); 2Sum adds z
+ * exactly; the small terms go into the low part. zlo is a low part of z
+ * (float64) or 0. Returns hi, stores lo. */
+NORMOPS_ALWAYS_INLINE double normops_log_combine(double e, uint64_t i, double z, double zlo, double* lo_out) {
+    double s1 = e * NORMOPS_LN2_HI + normops_log_logc_hi[i];
+    double h = s1 + z;                  /* 2Sum(s1, z) */
+    double zz = h - s1;
+    double l = (s1 - (h - zz)) + (z - zz);
+    l = l + ((normops_log_poly(z) + zlo) + (e * NORMOPS_LN2_LO + normops_log_logc_lo[i]));
+    double hi = h + l;                  /* Fast2Sum: |h| >= |l| */
+    *lo_out = l - (hi - h);
+    return hi;
+}
+
+/* -------------------------------------------------------------- log32 */
+
+/* log x as an unevaluated pair (relative error below 2^-60, measured);
+ * garbage for x <= 0, inf and NaN, which normops_log32 replaces. */
+NORMOPS_ALWAYS_INLINE double normops_log32_pair(float x, double* lo_out) {
+    uint32_t ux = normops_f2u(x);
+    /* +0 and positive subnormals: scale by 2^23 (exact), exponent - 23 */
+    int sub = ux < 0x00800000u;
+    uint32_t us = normops_f2u(sub ? x * 0x1p23f : x);
+    uint32_t idx = (us >> 16) & 127;
+    /* mantissas just below 2: exponent + 1 and entry 127 (invc = 1/2), so
+     * that x just below a power of two reduces around 1 from below */
+    int32_t e = (int32_t)((us >> 23) & 255) - 127 - (sub ? 23 : 0) + (idx == 127);
+    double m = (double)normops_u2f((us & 0x007FFFFFu) | 0x3F800000u);
+    uint64_t i = idx;
+    double z = m * normops_log_invc[i] - 1.0;  /* 24 x 12 bits: exact; Sterbenz */
+    return normops_log_combine((double)e, i, z, 0.0, lo_out);
+}
+
+NORMOPS_ALWAYS_INLINE float normops_log32(float x) {
+    uint32_t ux = normops_f2u(x);
+    double lo;
+    double hi = normops_log32_pair(x, &lo);
+    uint32_t y = normops_f2u((float)normops_round_to_odd(hi, lo));
+    /* x < 0, -inf and NaN -> NaN; +inf -> +inf; +-0 -> -inf. log(1) = +0
+     * comes out of the arithmetic. */
+    y = ux >= 0x7F800000u ? NORMOPS_NAN32 : y;
+    y = ux == 0x7F800000u ? 0x7F800000u : y;
+    y = (ux & 0x7FFFFFFFu) == 0 ? 0xFF800000u : y;
+    return normops_u2f(y);
+}
+
+/* -------------------------------------------------------------- exp64 */
+
+/* Same reduction; the pair is rounded once to double, then scaled by 2^m
+ * in two exact-or-once-rounded factors (2^m alone can overflow). Error:
+ * at most 0.5 ulp plus about 2^-7 ulp for normal results, up to 0.75 ulp
+ * for subnormal ones (the sum is rounded at 53 bits before the scaling
+ * rounds it again). */
+NORMOPS_ALWAYS_INLINE double normops_exp64(double x) {
+    double z = x < 710.0 ? x : 710.0;       /* exp(710) overflows (NaN: restored at the end) */
+    z = z > -746.0 ? z : -746.0;            /* exp(-746) < 2^-1075 rounds to +0 */
+    uint64_t k;
+    double r = normops_exp_reduce(z, &k);
+    double p = normops_exp_poly(r);
+    uint64_t j = k & 63;
+    double th = normops_exp_hi[j], tl = normops_exp_lo[j];
+    double v = th + (tl + th * p);
+    /* m = k >> 6 in [-1077, 1025]; mo = m + 2048 > 0 avoids an arithmetic
+     * 64-bit shift (none at AVX2). m1 = floor(m/2), m2 = m - m1. */
+    uint64_t mo = (k + ((uint64_t)2048 << 6)) >> 6;
+    uint64_t m1o = mo >> 1;
+    double scale1 = normops_u2d((m1o - 1) << 52);        /* 2^m1 */
+    double scale2 = normops_u2d((mo - m1o - 1) << 52);   /* 2^m2 */
+    uint64_t y = normops_d2u((v * scale1) * scale2);
+    y = x != x ? NORMOPS_NAN64 : y;
+    return normops_u2d(y);
+}
+
+/* -------------------------------------------------------------- log64 */
+
+/* z = m invc - 1 is not exact for a 53-bit m, but m = mhi + mlo with mhi
+ * of 41 significant bits: mhi invc - 1 and mlo invc are exact, and 2Sum
+ * makes the pair (z, zlo) = m invc - 1 exactly. log1p(z + zlo) =
+ * log1p(z) + zlo / (1 + z) + ..., of which zlo - zlo z is kept. The pair
+ * is rounded once: error about 0.5 ulp. */
+NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
+    uint64_t ux = normops_d2u(x);
+    int sub = ux < 0x0010000000000000ull;
+    uint64_t us = normops_d2u(sub ? x * 0x1p52 : x);
+    uint64_t i = (us >> 45) & 127;
+    /* the exponent + 2^52 + 2048 as a double pattern, then minus the
+     * offset: an exact int64 -> double conversion that AVX2 has */
+    uint64_t eo = ((us >> 52) & 2047) + (2048 - 1023) - (sub ? 52 : 0) + (i == 127);
+    double e = normops_u2d(normops_d2u(0x1p52) + eo) - (0x1p52 + 2048.0);
+    uint64_t mb = (us & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+    double m = normops_u2d(mb);
+    double mhi = normops_u2d(mb & ~(uint64_t)0xFFF);
+    double mlo = m - mhi;
+    double invc = normops_log_invc[i];
+    double a = mhi * invc - 1.0;
+    double b = mlo * invc;
+    double z = a + b;                   /* 2Sum(a, b) */
+    double bb = z - a;
+    double zlo = (a - (z - bb)) + (b - bb);
+    double lo;
+    double hi = normops_log_combine(e, i, z, zlo - zlo * z, &lo);
+    uint64_t y = normops_d2u(hi + lo);
+    y = ux >= 0x7FF0000000000000ull ? NORMOPS_NAN64 : y;
+    y = ux == 0x7FF0000000000000ull ? 0x7FF0000000000000ull : y;
+    y = (ux & 0x7FFFFFFFFFFFFFFFull) == 0 ? 0xFFF0000000000000ull : y;
+    return normops_u2d(y);
+}
+
+/* -------------------------------------------------------- fast exp32 */
+
+/* float32 throughout: x = n ln2 + r, |r| <= ln2/2, n*LN2_HI exact (16 bits
+ * times |n| < 2^8), e^r by Taylor to degree 7, 2^n as two normal factors
+ * so that the last product alone rounds (subnormal results) or overflows.
+ * Error bound: docs/transcendentals.md. */
+NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
+    float z = x < 89.0f ? x : 89.0f;   /* as in normops_exp32_pair */
+    z = z > -104.0f ? z : -104.0f;
+    float t = z * NORMOPS_EXPF_LOG2E + NORMOPS_SHIFT32;
+    float nf = t - NORMOPS_SHIFT32;
+    int32_t n = (int32_t)(normops_f2u(t) - normops_f2u(NORMOPS_SHIFT32));
+    float r = (z - nf * NORMOPS_EXPF_LN2_HI) - nf * NORMOPS_EXPF_LN2_LO;
+    float q = NORMOPS_EXPF_P2 + r * (NORMOPS_EXPF_P3 + r * (NORMOPS_EXPF_P4 + r * (NORMOPS_EXPF_P5
+              + r * (NORMOPS_EXPF_P6 + r * NORMOPS_EXPF_P7))));
+    float p = 1.0f + (r + (r * r) * q);
+    int32_t n1 = n >> 1, n2 = n - n1;   /* n in [-150, 128]: both in [-75, 64] */
+    float s1 = normops_u2f((uint32_t)(n1 + 127) << 23);
+    float s2 = normops_u2f((uint32_t)(n2 + 127) << 23);
+    uint32_t y = normops_f2u((p * s1) * s2);
+    y = x != x ? NORMOPS_NAN32 : y;
+    return normops_u2f(y);
+}
+
+/* ------------------------------------------------------------- arrays */
+
+/* For each function f: normops_f_array, the element-wise loop that gcc
+ * vectorises, and normops_f_scalar_array, the same one element at a time
+ * through a call that is never inlined (the tests compare the two). y may
+ * be x: each element is read before it is written, and ivdep tells gcc
+ * there is no other dependence, so it does not version the loop on
+ * aliasing. PRE is off in the vector loop: it specialises the clamped
+ * path of exp with constant table entries, which turns the table loads
+ * into masked loads that do not vectorise. The tuning makes gcc use
+ * gather instructions (generic tuning emulates them). */
+#if defined(__AVX512F__)
+#define NORMOPS_GATHER_TUNE __attribute__((target("tune=icelake-server")))
+#elif defined(__AVX2__)
+#define NORMOPS_GATHER_TUNE __attribute__((target("tune=haswell")))
+#else
+#define NORMOPS_GATHER_TUNE
+#endif
+#define NORMOPS_MAPS(f, T)                                                          \
+    __attribute__((optimize("no-tree-pre"))) NORMOPS_GATHER_TUNE                    \
+    static void normops_##f##_array(const T* x, T* y, ptrdiff_t n) {                \
+        _Pragma("GCC ivdep")                                                        \
+        for (ptrdiff_t i = 0; i < n; i++)                                           \
+            y[i] = normops_##f(x[i]);                                               \
+    }                                                                               \
+    __attribute__((noinline)) static T normops_##f##_one(T x) { return normops_##f(x); } \
+    static void normops_##f##_scalar_array(const T* x, T* y, ptrdiff_t n) {         \
+        for (ptrdiff_t i = 0; i < n; i++)                                           \
+            y[i] = normops_##f##_one(x[i]);                                         \
+    }
+
+NORMOPS_MAPS(exp32, float)
+NORMOPS_MAPS(log32, float)
+NORMOPS_MAPS(exp32_fast, float)
+NORMOPS_MAPS(exp64, double)
+NORMOPS_MAPS(log64, double)
+
+/* One entry for the Cython chunk loops. */
+enum normops_tfunc {
+    NORMOPS_T_EXP32, NORMOPS_T_LOG32, NORMOPS_T_EXP32_FAST,
+    NORMOPS_T_EXP64, NORMOPS_T_LOG64,
+    NORMOPS_T_SCALAR = 8  /* or-ed in: the one-at-a-time loop */
+};
+
+static inline void normops_tfunc_map(int which, const void* x, void* y, ptrdiff_t n) {
+#define NORMOPS_CASE(tag, f, T)                                                     \
+    case tag: normops_##f##_array((const T*)x, (T*)y, n); break;                    \
+    case tag | NORMOPS_T_SCALAR: normops_##f##_scalar_array((const T*)x, (T*)y, n); break;
+    switch (which) {
+    NORMOPS_CASE(NORMOPS_T_EXP32, exp32, float)
+    NORMOPS_CASE(NORMOPS_T_LOG32, log32, float)
+    NORMOPS_CASE(NORMOPS_T_EXP32_FAST, exp32_fast, float)
+    NORMOPS_CASE(NORMOPS_T_EXP64, exp64, double)
+    NORMOPS_CASE(NORMOPS_T_LOG64, log64, double)
+    default: break;
+    }
+#undef NORMOPS_CASE
+}
+
+/* The pairs before the final rounding (to measure their error). */
+static inline void normops_tfunc_pairs(int which, const float* x, double* hi, double* lo, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++)
+        hi[i] = which == NORMOPS_T_EXP32 ? normops_exp32_pair(x[i], lo + i) : normops_log32_pair(x[i], lo + i);
+}
+
+/* The float32 functions on the inputs whose patterns are start + i*stride,
+ * i < n (the exhaustive check walks all 2^32 of them). */
+#define NORMOPS_RANGE_BLOCK 2048
+static inline void normops_tfunc_range(int which, uint64_t start, uint64_t stride, ptrdiff_t n, uint32_t* out) {
+    float in[NORMOPS_RANGE_BLOCK];
+    for (ptrdiff_t b = 0; b < n; b += NORMOPS_RANGE_BLOCK) {
+        ptrdiff_t len = n - b < NORMOPS_RANGE_BLOCK ? n - b : NORMOPS_RANGE_BLOCK;
+        uint64_t first = start + (uint64_t)b * stride;
+        for (ptrdiff_t i = 0; i < len; i++)
+            in[i] = normops_u2f((uint32_t)(first + (uint64_t)i * stride));
+        normops_tfunc_map(which, in, (float*)(out + b), len);
+    }
+}
+
+#endif

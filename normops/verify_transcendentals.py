@@ -1,0 +1,275 @@
+"""The proof that exp32 and log32 are correctly rounded for all 2^32 inputs.
+
+``python -m normops verify-transcendentals [--function exp|log|both]
+[--levels baseline,avx2,avx512] [--quick]``
+
+For every float32 input, in chunks of consecutive bit patterns:
+
+1. every ISA build this machine runs computes the function; the builds
+   must agree bit for bit;
+2. the result must equal ``(float) expl(x)`` / ``(float) logl(x)`` computed
+   with x86 long double (64-bit significand, error about 2^-40 float32 ulp);
+3. where that reference lies within 2^-36 ulp of a float32 midpoint (too
+   close to trust it), the input is recomputed with mpmath at 160 and 256
+   bits and the result must equal mpmath's correctly rounded value.
+
+It prints the SHA-256 of all 2^32 outputs (little-endian uint32 patterns,
+canonical NaN, inputs in pattern order). Since a correctly rounded result
+is unique, every correct implementation gives the same digest on every
+platform; docs/transcendentals.md records it, and a machine without the
+long-double reference can compare digests instead.
+
+``--quick`` checks a stride sample (every 4099th pattern by default) in
+seconds; its digest is of the sample only.
+"""
+import argparse
+import hashlib
+import sys
+import time
+
+import numpy as np
+
+from . import _config, _isa
+
+ALL_PATTERNS = 1 << 32
+FUNCTIONS = ("exp", "log")
+QUICK_STRIDE = 4099
+
+#: SHA-256 of the 2^32 correctly rounded results (docs/transcendentals.md).
+GOLDEN_DIGESTS = {
+    "exp": "3454f5cced57c37cac2f523ef8964563430f8e0c85837626724955094b614dce",
+    "log": "982250baecdb23cc9115a63b45f4411e049fa408f560511661dc27788911396d",
+}
+
+
+# --------------------------------------------------------------- mpmath
+
+def _mpmath():
+    import mpmath
+    return mpmath
+
+
+def _round_float32(value, mpmath):
+    """The float32 nearest to a finite, non-zero mpf (ties to even), as a
+    uint32 pattern; magnitudes from 2^128 on give inf."""
+    negative = value < 0
+    magnitude = -value if negative else value
+    _, exponent = mpmath.frexp(magnitude)          # magnitude in [2^(e-1), 2^e)
+    quantum = max(exponent - 24, -149)             # float32 spacing there (subnormals: 2^-149)
+    units = int(mpmath.nint(mpmath.ldexp(magnitude, -quantum)))
+    result = np.float32(units * 2.0 ** quantum) if units * 2.0 ** quantum < 2.0 ** 128 else np.float32(np.inf)
+    bits = int(result.view(np.uint32))
+    return bits | 0x80000000 if negative else bits
+
+
+def correctly_rounded(function, x):
+    """The correctly rounded float32 result of exp or log at the float32
+    ``x``, from mpmath (float32 pattern as an int). Specials follow
+    decisions.md §2."""
+    mpmath = _mpmath()
+    x = np.float32(x)
+    if np.isnan(x):
+        return 0x7FC00000
+    if function == "exp":
+        if np.isinf(x):
+            return 0x7F800000 if x > 0 else 0
+        if x == 0:
+            return 0x3F800000
+    else:
+        if x < 0:
+            return 0x7FC00000
+        if x == 0:
+            return 0xFF800000
+        if np.isinf(x):
+            return 0x7F800000
+        if x == 1:
+            return 0
+    fn = mpmath.exp if function == "exp" else mpmath.log
+    results = set()
+    for bits in (160, 256):  # two precisions must agree: no input is that close to a midpoint
+        with mpmath.workprec(bits):
+            results.add(_round_float32(fn(mpmath.mpf(float(x))), mpmath))
+    if len(results) != 1:
+        raise ArithmeticError(f"mpmath cannot decide the rounding of {function}({float(x).hex()})")
+    return results.pop()
+
+
+def midpoint_distance(function, x):
+    """How far exp(x) or log(x) lies from the nearest float32 midpoint, in
+    float32 ulps there (mpmath at 256 bits; x finite, in the domain)."""
+    mpmath = _mpmath()
+    with mpmath.workprec(256):
+        value = abs((mpmath.exp if function == "exp" else mpmath.log)(mpmath.mpf(float(np.float32(x)))))
+        _, exponent = mpmath.frexp(value)
+        units = mpmath.ldexp(value, -max(exponent - 24, -149))
+        return float(abs(units - mpmath.floor(units) - mpmath.mpf(1) / 2))
+
+
+# ----------------------------------------------------------------- check
+
+class Outcome:
+    def __init__(self, function):
+        self.function = function
+        self.checked = 0
+        self.flagged = 0
+        self.level_mismatches = []      # (level, input pattern, its bits, first level's bits)
+        self.wrong = []                 # (input pattern, kernel bits, correct bits)
+        self.reference_errors = 0       # long-double reference off, mpmath agrees with the kernel
+        self.closest = (1.0, 0)         # (distance in ulps per the reference, input pattern)
+        self.flagged_inputs = []        # the first flagged input patterns
+        self.digest = None
+        self.seconds = 0.0
+
+    @property
+    def ok(self):
+        return not self.level_mismatches and not self.wrong
+
+
+def hex32(pattern):
+    """The float32 of a pattern in C99 hex notation (shortest digits)."""
+    text = float(np.uint32(pattern).view(np.float32)).hex()
+    if "p" in text and "." in text:
+        mantissa, exponent = text.split("p")
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        text = f"{mantissa}p{exponent}"
+    return text
+
+
+def _little_endian(a):
+    return a if a.dtype.byteorder in ("<", "=") and sys.byteorder == "little" else a.astype("<u4")
+
+
+def check_function(function, levels, *, stride=1, chunk=1 << 24, n_threads=None, near_bits=36, report=print,
+                   max_listed=20):
+    """Check one function over the patterns 0, stride, 2*stride, ... below
+    2^32; returns an Outcome."""
+    modules = [(level, _isa.load(level)) for level in levels]
+    reference = modules[0][1]
+    if not reference.has_long_double_reference():
+        raise NotImplementedError("this build has no long-double reference (x86-64 only): "
+                                  "compare the digest with docs/transcendentals.md instead")
+    n_threads = _config.resolve_threads(n_threads, "verify-transcendentals")
+    kernel_name = f"{function}32_range"
+    total = (ALL_PATTERNS + stride - 1) // stride
+    chunk = max(1, min(chunk, total))
+    outcome = Outcome(function)
+    digest = hashlib.sha256()
+    outs = {level: np.empty(chunk, np.uint32) for level, _ in modules}
+    ref = np.empty(chunk, np.uint32)
+    near = np.empty(chunk, np.uint8)
+    started = time.perf_counter()
+    n_chunks = (total + chunk - 1) // chunk
+    report_every = max(1, n_chunks // 16)
+    for c in range(n_chunks):
+        first = c * chunk
+        count = min(chunk, total - first)
+        start = first * stride
+        views = {level: out[:count] for level, out in outs.items()}
+        for level, module in modules:
+            getattr(module, kernel_name)(start, count, views[level], stride, n_threads)
+        got = views[levels[0]]
+        for level in levels[1:]:
+            other = views[level]
+            if not np.array_equal(got, other):
+                for i in np.nonzero(got != other)[0][:max_listed]:
+                    outcome.level_mismatches.append((level, start + int(i) * stride, int(other[i]), int(got[i])))
+        r, nr = ref[:count], near[:count]
+        flagged, distance, pattern = getattr(reference, f"{function}32_reference_range")(
+            start, count, r, nr, stride, n_threads, near_bits)
+        outcome.flagged += flagged
+        if distance < outcome.closest[0]:
+            outcome.closest = (distance, pattern)
+        # inputs to decide with mpmath: flagged ones, and any disagreement
+        suspects = np.nonzero((got != r) | (nr != 0))[0]
+        for i in suspects:
+            pattern = start + int(i) * stride
+            if nr[i] and len(outcome.flagged_inputs) < 10:
+                outcome.flagged_inputs.append(pattern)
+            x = np.uint32(pattern).view(np.float32)
+            correct = correctly_rounded(function, x)
+            if int(got[i]) != correct:
+                if len(outcome.wrong) < 10 * max_listed:
+                    outcome.wrong.append((pattern, int(got[i]), correct))
+            elif int(r[i]) != correct:
+                outcome.reference_errors += 1
+        digest.update(_little_endian(got).tobytes())
+        outcome.checked += count
+        if (c + 1) % report_every == 0 or c + 1 == n_chunks:
+            elapsed = time.perf_counter() - started
+            eta = elapsed / (c + 1) * (n_chunks - c - 1)
+            report(f"  {function}32: {outcome.checked:>10d} / {total} inputs ({100.0 * (c + 1) / n_chunks:5.1f}%), "
+                   f"{elapsed:6.1f} s, about {eta:5.0f} s left; flagged {outcome.flagged}, "
+                   f"wrong {len(outcome.wrong)}, level mismatches {len(outcome.level_mismatches)}")
+    outcome.digest = digest.hexdigest()
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _levels(text):
+    available = _isa.available_levels()
+    if text is None:
+        return available
+    levels = [t.strip() for t in text.split(",") if t.strip()]
+    for level in levels:
+        if level not in available:
+            raise SystemExit(f"verify-transcendentals: level {level!r} is not available here "
+                             f"(available: {', '.join(available)})")
+    return levels
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m normops verify-transcendentals",
+        description="Check exp32 and log32 on all 2^32 float32 inputs: every ISA build bit-identical, "
+                    "equal to the long-double reference, mpmath near midpoints; print the SHA-256 of the outputs.")
+    parser.add_argument("--function", choices=("exp", "log", "both"), default="both")
+    parser.add_argument("--levels", help="comma-separated ISA levels (default: every level this CPU runs)")
+    parser.add_argument("--quick", action="store_true", help=f"every {QUICK_STRIDE}th pattern only (seconds)")
+    parser.add_argument("--stride", type=int, help="check every STRIDE-th pattern (overrides --quick)")
+    parser.add_argument("--chunk-bits", type=int, default=24, help="log2 of the inputs per chunk (default 24)")
+    parser.add_argument("--threads", type=int, default=None, help="threads (default: as normops)")
+    parser.add_argument("--near-bits", type=int, default=36,
+                        help="recheck with mpmath every input whose reference lies within 2^-N ulp of a "
+                             "midpoint (default 36)")
+    args = parser.parse_args(argv)
+    levels = _levels(args.levels)
+    stride = args.stride if args.stride else (QUICK_STRIDE if args.quick else 1)
+    if stride < 1:
+        parser.error("--stride must be >= 1")
+    functions = FUNCTIONS if args.function == "both" else (args.function,)
+    sample = "all 2^32 inputs" if stride == 1 else f"every {stride}th input pattern"
+    print(f"verify-transcendentals: {sample}, ISA levels {', '.join(levels)}", flush=True)
+    failed = False
+    for function in functions:
+        outcome = check_function(function, levels, stride=stride, chunk=1 << args.chunk_bits,
+                                 n_threads=args.threads, near_bits=args.near_bits,
+                                 report=lambda s: print(s, flush=True))
+        status = "OK" if outcome.ok else "FAILED"
+        print(f"{function}32: {status}: {outcome.checked} inputs in {outcome.seconds:.1f} s; "
+              f"{outcome.flagged} near a midpoint rechecked with mpmath; "
+              f"{outcome.reference_errors} long-double reference errors overruled by mpmath")
+        distance, pattern = outcome.closest
+        exact = midpoint_distance(function, np.uint32(pattern).view(np.float32))
+        print(f"  closest to a midpoint: {function}32({hex32(pattern)}) [0x{pattern:08x}], "
+              f"2^{np.log2(exact):.1f} ulp (mpmath; reference said 2^{np.log2(max(distance, 1e-300)):.1f})")
+        for pattern in outcome.flagged_inputs:
+            x = np.uint32(pattern).view(np.float32)
+            print(f"  flagged {function}32({hex32(pattern)}) [0x{pattern:08x}]: "
+                  f"2^{np.log2(midpoint_distance(function, x)):.1f} ulp from a midpoint")
+        for level, pattern, bits, first in outcome.level_mismatches[:20]:
+            print(f"  level {level} differs from {levels[0]} at input 0x{pattern:08x}: 0x{bits:08x} != 0x{first:08x}")
+        for pattern, bits, correct in outcome.wrong[:20]:
+            print(f"  WRONG {function}32({hex32(pattern)}) [0x{pattern:08x}] = 0x{bits:08x}, correctly rounded 0x{correct:08x}")
+        label = "SHA-256 of all outputs" if stride == 1 else "SHA-256 of the sample's outputs"
+        print(f"{function}32: {label}: {outcome.digest}", flush=True)
+        golden = GOLDEN_DIGESTS.get(function)
+        if stride == 1 and golden is not None:
+            same = golden == outcome.digest
+            print(f"{function}32: {'equals' if same else 'DIFFERS from'} the recorded digest {golden}")
+            failed = failed or not same
+        failed = failed or not outcome.ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

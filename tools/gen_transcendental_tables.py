@@ -1,0 +1,230 @@
+#!/usr/bin/env python
+"""Write normops/_kernels/transcendental_tables.h: the tables and constants
+of the library's own exp and log (docs/transcendentals.md).
+
+Every value is computed with mpmath at 256 bits and rounded once, to nearest
+(ties to even), to the format or the quantum its use needs. The script also
+checks the properties the kernels rely on (products and sums that must be
+exact, reduced-argument ranges). Its output is deterministic: running it
+again reproduces the committed header byte for byte.
+
+    python tools/gen_transcendental_tables.py            # rewrite the header
+    python tools/gen_transcendental_tables.py --check    # exit 1 if it differs
+"""
+import argparse
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath
+
+mpmath.mp.prec = 256
+
+HEADER = Path(__file__).resolve().parents[1] / "normops" / "_kernels" / "transcendental_tables.h"
+
+EXP_TABLE_BITS = 6   # 2^(j/64), j < 64
+LOG_TABLE_BITS = 7   # indexed by the top 7 fraction bits of the mantissa
+LOG_INVC_QUANTUM = mpmath.mpf(2) ** -12   # 1/c to 12 bits: m * invc is exact for m of <= 41 bits
+LN2_QUANTUM = mpmath.mpf(2) ** -42        # e * LN2_HI and e * LN2_HI + logc_hi exact for |e| < 2^11
+EXP_L1_QUANTUM = mpmath.mpf(2) ** -42     # k * L1 exact for |k| < 2^17 (36 significant bits)
+FAST_LN2_QUANTUM = mpmath.mpf(2) ** -16   # float32: n * LN2_HI_F exact for |n| < 2^8
+
+
+def round_to_quantum(v, quantum):
+    """v rounded to a multiple of quantum (nearest, ties to even)."""
+    return mpmath.nint(v / quantum) * quantum
+
+
+def round_significant(v, bits):
+    """v rounded to `bits` significant bits (nearest, ties to even)."""
+    if v == 0:
+        return mpmath.mpf(0)
+    _, exponent = mpmath.frexp(v)  # v = f * 2^exponent, 1/2 <= |f| < 1
+    return round_to_quantum(v, mpmath.mpf(2) ** (exponent - bits))
+
+
+def as_double(v):
+    """An mpf that must already be a binary64 value, as a Python float."""
+    d = float(v)
+    assert mpmath.mpf(d) == v, v
+    return d
+
+
+def double(v):
+    return as_double(round_significant(v, 53))
+
+
+def single(v):
+    d = as_double(round_significant(v, 24))
+    assert Fraction(d).denominator & (Fraction(d).denominator - 1) == 0
+    return d
+
+
+def significant_bits(d):
+    """Number of significant bits of a finite double (0 for zero)."""
+    if d == 0:
+        return 0
+    f = Fraction(abs(d))
+    num, den = f.numerator, f.denominator
+    while num % 2 == 0:
+        num //= 2
+    return num.bit_length()
+
+
+def is_multiple(d, quantum):
+    return (Fraction(d) / Fraction(float(quantum))).denominator == 1
+
+
+# ------------------------------------------------------------------ values
+
+LN2 = mpmath.log(2)
+
+
+def exp_values():
+    n = 1 << EXP_TABLE_BITS
+    hi, lo = [], []
+    for j in range(n):
+        v = mpmath.power(2, mpmath.mpf(j) / n)
+        h = double(v)
+        hi.append(h)
+        lo.append(double(v - h))
+    ln2_n = LN2 / n
+    l1 = round_to_quantum(ln2_n, EXP_L1_QUANTUM)
+    consts = {
+        "NORMOPS_EXP_INVL": double(n / LN2),
+        "NORMOPS_EXP_L1": as_double(l1),
+        "NORMOPS_EXP_L2": double(ln2_n - l1),
+    }
+    assert significant_bits(consts["NORMOPS_EXP_L1"]) <= 36  # k*L1 exact for |k| < 2^17
+    # expm1(r) = r + r^2 (C2 + r C3 + ... ): Taylor coefficients, degree 6
+    for k in range(2, 7):
+        consts[f"NORMOPS_EXP_C{k}"] = double(1 / mpmath.factorial(k))
+    return hi, lo, consts
+
+
+def log_values():
+    n = 1 << LOG_TABLE_BITS
+    invc, logc_hi, logc_lo = [], [], []
+    for i in range(n):
+        if i == 0:
+            inv, logc = mpmath.mpf(1), mpmath.mpf(0)            # [1, 1+2^-7): z = m - 1, exact
+        elif i == n - 1:
+            inv, logc = mpmath.mpf(1) / 2, mpmath.mpf(0)        # exponent bumped: z = m/2 - 1
+        else:
+            c = 1 + (mpmath.mpf(i) + mpmath.mpf(1) / 2) / n    # centre of the interval
+            inv = round_to_quantum(1 / c, LOG_INVC_QUANTUM)
+            logc = -mpmath.log(inv)
+        h = round_to_quantum(logc, LN2_QUANTUM)
+        invc.append(as_double(inv))
+        logc_hi.append(as_double(h))
+        logc_lo.append(double(logc - h))
+        assert significant_bits(invc[-1]) <= 12
+        # the reduced argument z = m * invc - 1 over the interval of i
+        lo_m = 1 + mpmath.mpf(i) / n
+        hi_m = 1 + mpmath.mpf(i + 1) / n
+        for m in (lo_m, hi_m):
+            assert abs(m * inv - 1) <= mpmath.mpf(2) ** -7, (i, m)
+    ln2_hi = round_to_quantum(LN2, LN2_QUANTUM)
+    consts = {
+        "NORMOPS_LN2_HI": as_double(ln2_hi),
+        "NORMOPS_LN2_LO": double(LN2 - ln2_hi),
+    }
+    # |e| < 2^11 (float64 subnormals reach e = -1074): e * LN2_HI exact
+    assert significant_bits(consts["NORMOPS_LN2_HI"]) + 11 <= 53
+    # e * LN2_HI + logc_hi: multiples of 2^-42 below 2^10 in magnitude, exact
+    assert all(is_multiple(h, LN2_QUANTUM) for h in logc_hi)
+    # log1p(z) = z + z^2 (Q2 + z Q3 + ... + z^7 Q9): Taylor coefficients, degree 9
+    for k in range(2, 10):
+        consts[f"NORMOPS_LOG_Q{k}"] = double(mpmath.mpf((-1) ** (k + 1)) / k)
+    return invc, logc_hi, logc_lo, consts
+
+
+def fast_exp_values():
+    ln2_hi = round_to_quantum(LN2, FAST_LN2_QUANTUM)
+    consts = {
+        "NORMOPS_EXPF_LOG2E": single(1 / LN2),
+        "NORMOPS_EXPF_LN2_HI": as_double(ln2_hi),
+        "NORMOPS_EXPF_LN2_LO": single(LN2 - ln2_hi),
+    }
+    assert significant_bits(consts["NORMOPS_EXPF_LN2_HI"]) + 8 <= 24
+    # exp(r) = 1 + r (1 + r (P2 + r (P3 + ... + r P7))): Taylor, degree 7
+    for k in range(2, 8):
+        consts[f"NORMOPS_EXPF_P{k}"] = single(1 / mpmath.factorial(k))
+    return consts
+
+
+# ------------------------------------------------------------------ output
+
+def c_double(d):
+    return float.hex(d)
+
+
+def c_float(d):
+    return float.hex(d) + "f"
+
+
+def table(ctype, name, values, fmt, per_line):
+    lines = [f"static const {ctype} {name}[{len(values)}] = {{"]
+    for start in range(0, len(values), per_line):
+        chunk = values[start:start + per_line]
+        lines.append("    " + ", ".join(fmt(v) for v in chunk) + ",")
+    lines.append("};")
+    return "\n".join(lines)
+
+
+def render():
+    exp_hi, exp_lo, exp_consts = exp_values()
+    invc, logc_hi, logc_lo, log_consts = log_values()
+    fast_consts = fast_exp_values()
+    out = [
+        "/* Generated by tools/gen_transcendental_tables.py: do not edit.",
+        " *",
+        " * Tables and constants of normops' own exp and log (transcendental.h,",
+        " * docs/transcendentals.md), each computed with mpmath at 256 bits and",
+        " * rounded once to nearest. */",
+        "#ifndef NORMOPS_TRANSCENDENTAL_TABLES_H",
+        "#define NORMOPS_TRANSCENDENTAL_TABLES_H",
+        "",
+        f"#define NORMOPS_EXP_TABLE_BITS {EXP_TABLE_BITS}",
+        f"#define NORMOPS_LOG_TABLE_BITS {LOG_TABLE_BITS}",
+        "",
+        "/* exp: 2^(j/64) = hi[j] + lo[j], |lo[j]| <= ulp(hi[j]) / 2 */",
+        table("double", "normops_exp_hi", exp_hi, c_double, 2),
+        table("double", "normops_exp_lo", exp_lo, c_double, 2),
+        "",
+        "/* log, entry i for mantissas in [1 + i/128, 1 + (i+1)/128): invc has 12",
+        " * significant bits (m * invc exact); -log(invc) = logc_hi + logc_lo with",
+        " * logc_hi a multiple of 2^-42. Entry 127 is used with the exponent plus one",
+        " * (invc = 1/2, log 0); entry 0 is 1 with log 0. */",
+        table("double", "normops_log_invc", invc, c_double, 4),
+        table("double", "normops_log_logc_hi", logc_hi, c_double, 2),
+        table("double", "normops_log_logc_lo", logc_lo, c_double, 2),
+        "",
+    ]
+    for name, value in {**exp_consts, **log_consts}.items():
+        out.append(f"#define {name} ({c_double(value)})")
+    out.append("")
+    out.append("/* fast exp (float32 arithmetic) */")
+    for name, value in fast_consts.items():
+        out.append(f"#define {name} ({c_float(value)})")
+    out += ["", "#endif", ""]
+    return "\n".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the committed header, write nothing")
+    parser.add_argument("--output", type=Path, default=HEADER)
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        same = args.output.exists() and args.output.read_text() == text
+        print(f"{args.output}: {'up to date' if same else 'DIFFERS'}")
+        return 0 if same else 1
+    args.output.write_text(text)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
