@@ -11,8 +11,11 @@ from ._info import show_config
 from ._registry import MAX_OPSET, run
 from ._version import __version__
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
+from .softmax import hardmax
+from .softmax import scipy_log_softmax as log_softmax
+from .softmax import scipy_softmax as softmax
 from .transcendental import exp32, log32
-from . import reference  # noqa: E402  (needs the operators registered above)
+from . import ops, reference  # noqa: E402  (needs the operators registered above)
 
 __all__ = [
     "__version__", "MAX_OPSET",
@@ -20,5 +23,6 @@ __all__ = [
     "config", "get_config", "set_config", "get_num_threads", "set_num_threads", "show_config",
     "run", "reference",
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
+    "hardmax", "softmax", "log_softmax", "ops",
     "exp32", "log32",
 ]

@@ -1,4 +1,4 @@
-"""``python -m normops <command>``: info, conformance, bench."""
+"""``python -m normops <command>``: info, conformance, bench, verify-transcendentals."""
 import argparse
 import sys
 
@@ -24,10 +24,18 @@ def _bench(argv):
     return benchmark.main(argv)
 
 
+def _verify_transcendentals(argv):
+    from normops import verify_transcendentals
+
+    return verify_transcendentals.main(argv)
+
+
 COMMANDS = {
     "info": (_info, "show the build: version, ISA level, OpenMP, threads"),
     "conformance": (_conformance, "run the ONNX backend node tests and write docs/conformance.md"),
     "bench": (_bench, "benchmark normops against ONNX Runtime, NumPy and PyTorch"),
+    "verify-transcendentals": (_verify_transcendentals,
+                               "check exp32/log32 on all 2^32 inputs and print their digests"),
 }
 
 
@@ -36,7 +44,7 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print("usage: python -m normops {" + ",".join(COMMANDS) + "} [options]\n")
         for name, (_, help_text) in COMMANDS.items():
-            print(f"  {name:<12} {help_text}")
+            print(f"  {name:<23} {help_text}")
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     command, rest = argv[0], argv[1:]
     return COMMANDS[command][0](rest)

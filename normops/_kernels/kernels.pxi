@@ -45,6 +45,7 @@ include "sum16.pxi"
 include "rownorm.pxi"
 include "rownorm_api.pxi"
 include "transcendental.pxi"
+include "softmax.pxi"
 
 
 # ----------------------------------------------------------------- checks

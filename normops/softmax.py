@@ -1,0 +1,165 @@
+"""Softmax, LogSoftmax and Hardmax (opsets 1, 11, 13).
+
+Up to opset 12 the input is flattened to rows x cols at ``axis``; from
+opset 13 the operator works along ``axis`` of the original shape, which the
+front layer moves to the end in a scratch copy when it is not already last
+(seed spec, "Softmax, LogSoftmax, Hardmax"; decisions.md §3).
+"""
+import numpy as np
+
+from . import _config, _isa
+from ._errors import InvalidInputError
+from ._registry import OpDef, register
+from ._validate import (
+    array_input, at_least_rank, axis_attribute, compute_dtype, contiguous, float_input, product,
+)
+from .reference import _softmax as _reference_softmax
+
+_KINDS = {"Softmax": 0, "LogSoftmax": 1, "Hardmax": 2}
+
+
+class _Plan:
+    __slots__ = ("op", "X", "version", "axis", "rows", "cols", "moved", "compute_dtype")
+
+
+def _bind(op, version, inputs, attributes):
+    name = op.op_type
+    X = float_input(name, "input", inputs[0])
+    at_least_rank(name, "input", X, 1)
+    plan = _Plan()
+    plan.op = op
+    plan.X = X
+    plan.version = version
+    plan.axis = axis_attribute(name, "axis", attributes["axis"], X.ndim, "input")
+    if version < 13:  # flattened to 2-D at axis
+        plan.rows, plan.cols = product(X.shape[:plan.axis]), product(X.shape[plan.axis:])
+        plan.moved = False
+    else:  # along axis
+        plan.rows, plan.cols = product(X.shape) // max(X.shape[plan.axis], 1), X.shape[plan.axis]
+        plan.moved = plan.axis != X.ndim - 1
+    plan.compute_dtype = compute_dtype(X.dtype)
+    return plan
+
+
+def rows_view(X, axis, moved, dtype):
+    """X as contiguous rows of ``dtype`` (the axis moved last in a scratch
+    copy when ``moved``)."""
+    if moved:
+        X = np.moveaxis(X, axis, -1)
+    return contiguous(X, dtype)
+
+
+def _compute(plan, mode, n_threads, all_outputs):
+    X = plan.X
+    x = rows_view(X, plan.axis, plan.moved, plan.compute_dtype)
+    y = np.empty(x.shape, plan.compute_dtype)
+    if x.size:
+        _isa.kernels.softmax_rows(x, y, plan.rows, plan.cols, _KINDS[plan.op.op_type],
+                                  mode == "fast", n_threads)
+    return [_restore(y, plan)]
+
+
+def _restore(y, plan):
+    """Back to X's layout and dtype (one rounding for float16/bfloat16)."""
+    if plan.moved:
+        y = np.ascontiguousarray(np.moveaxis(y, -1, plan.axis))
+    if y.dtype != plan.X.dtype:
+        with np.errstate(over="ignore"):
+            y = y.astype(plan.X.dtype)
+    return y
+
+
+def _reference(plan):
+    x = rows_view(plan.X, plan.axis, plan.moved, plan.compute_dtype)
+    y = _reference_softmax.rows(x.reshape(plan.rows, plan.cols), plan.op.op_type)
+    return [_restore(y.reshape(x.shape), plan)]
+
+
+def _attributes(version):
+    return {"axis": 1 if version < 13 else -1}
+
+
+def _register(op_type):
+    return register(OpDef(
+        op_type, versions=(1, 11, 13), inputs=("input",), n_required=1, outputs=("output",),
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference))
+
+
+SOFTMAX = _register("Softmax")
+LOG_SOFTMAX = _register("LogSoftmax")
+HARDMAX = _register("Hardmax")
+
+
+def _named(op, input, axis, opset, mode, n_threads, full_output):
+    version = op.version_for(opset)
+    attributes = {"axis": _attributes(version)["axis"] if axis is None else axis}
+    outputs = op.call((input,), attributes, opset, mode, n_threads, full_output)
+    return tuple(outputs) if full_output else outputs[0]
+
+
+def softmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_output=False):
+    """ONNX Softmax (opsets 1, 11, 13); ``axis=None`` is the opset's default
+    (1 up to opset 12, -1 from 13). The NumPy/SciPy-style function is
+    ``normops.softmax(x, axis=None)``; this one is ``normops.ops.softmax``."""
+    return _named(SOFTMAX, input, axis, opset, mode, n_threads, full_output)
+
+
+def log_softmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_output=False):
+    """ONNX LogSoftmax (opsets 1, 11, 13); see ``softmax``."""
+    return _named(LOG_SOFTMAX, input, axis, opset, mode, n_threads, full_output)
+
+
+def hardmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_output=False):
+    """ONNX Hardmax (opsets 1, 11, 13): 1 at the first maximum along the
+    axis (or of each flattened row up to opset 12), 0 elsewhere; a row
+    holding NaN is all 0."""
+    return _named(HARDMAX, input, axis, opset, mode, n_threads, full_output)
+
+
+# ---------------------------------------------------------- SciPy style
+
+def _scipy_style(name, kind, x, axis, mode, n_threads):
+    """scipy.special.softmax / log_softmax semantics: axis None (every
+    element), an int or a tuple of ints; integer input is computed in
+    float64 like SciPy; float dtypes are kept."""
+    x = array_input(name, "x", x)
+    if x.dtype.kind in "iub":
+        x = x.astype(np.float64)
+    x = float_input(name, "x", x)
+    mode = _config.resolve_mode(mode, name)
+    n_threads = _config.kernel_threads(n_threads, name)
+    if x.ndim == 0:
+        axes = ()
+    elif axis is None:
+        axes = tuple(range(x.ndim))
+    else:
+        axes = tuple(sorted(axis_attribute(name, "axis", a, x.ndim, "x")
+                            for a in (axis if isinstance(axis, tuple) else (axis,))))
+        if len(set(axes)) != len(axes):
+            raise InvalidInputError(f"{name}: argument 'axis' repeats an axis: {axis!r}")
+    kept = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, kept + list(axes))
+    ct = compute_dtype(x.dtype)
+    rows, cols = product(moved.shape[:len(kept)]), product(moved.shape[len(kept):])
+    src = contiguous(moved, ct)
+    y = np.empty(moved.shape, ct)
+    if src.size:
+        _isa.kernels.softmax_rows(src, y, rows, cols, kind, mode == "fast", n_threads)
+    y = np.transpose(y, np.argsort(kept + list(axes)))
+    y = np.ascontiguousarray(y)
+    if y.dtype != x.dtype:
+        with np.errstate(over="ignore"):
+            y = y.astype(x.dtype)
+    return y
+
+
+def scipy_softmax(x, axis=None, *, mode=None, n_threads=None):
+    """``scipy.special.softmax(x, axis=None)``, computed by normops' exact
+    (or fast) Softmax kernel: exp(x - max) / sum over ``axis`` (None: every
+    element; an int or a tuple of ints)."""
+    return _scipy_style("softmax", 0, x, axis, mode, n_threads)
+
+
+def scipy_log_softmax(x, axis=None, *, mode=None, n_threads=None):
+    """``scipy.special.log_softmax(x, axis=None)`` by normops' kernels."""
+    return _scipy_style("log_softmax", 1, x, axis, mode, n_threads)

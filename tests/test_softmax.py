@@ -1,0 +1,184 @@
+"""Softmax, LogSoftmax, Hardmax: bit for bit against the executable
+specification, every opset layout, special rows, dtypes, threads and ISA
+levels; the fast flavour close to exact; the SciPy-style functions like
+scipy.special."""
+import numpy as np
+import pytest
+
+import normops
+import normops._isa as isa
+from normops import InvalidInputError, UnsupportedError
+
+try:
+    import ml_dtypes
+
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # optional
+    BF16 = None
+
+OPS = ["Softmax", "LogSoftmax", "Hardmax"]
+UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+    u = UINT[a.dtype.itemsize]
+    bad = np.flatnonzero(np.ascontiguousarray(a).view(u) != np.ascontiguousarray(b).view(u))
+    assert bad.size == 0, f"{bad.size} elements differ, first at flat {bad[0]}: {a.flat[bad[0]]!r} vs {b.flat[bad[0]]!r}"
+
+
+def check(op, x, attrs, opset, **kw):
+    got = normops.run(op, [x], attrs, opset=opset, **kw)[0]
+    want = normops.reference.run(op, [x], attrs, opset=opset)[0]
+    same_bits(got, want)
+    return got
+
+
+def special_rows(rng, rows, cols, dtype):
+    x = (rng.standard_normal((rows, cols)) * 10.0 ** rng.integers(-2, 3, (rows, 1))).astype(np.float64)
+    specials = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30, -1e30]
+    mask = rng.random(x.shape) < 0.03
+    x[mask] = rng.choice(specials, mask.sum())
+    if rows >= 6:
+        x[0] = -np.inf                      # only -inf: NaN row
+        x[1, :] = 2.0                       # all equal: ties
+        x[2, cols // 2] = np.nan
+        x[3, -1] = np.inf
+        x[4, 0] = -np.inf                   # one -inf in a normal row
+        x[5] = -0.0
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+@pytest.mark.parametrize("cols", [1, 2, 7, 15, 16, 17, 33, 100, 1000, 4097])
+@pytest.mark.parametrize("op", OPS)
+def test_rows_match_the_specification(op, cols):
+    rng = np.random.default_rng([cols, OPS.index(op)])
+    for dtype in (np.float32, np.float64):
+        x = special_rows(rng, 9, cols, dtype)
+        for opset in (1, 11, 13):
+            check(op, x, {"axis": -1 if opset == 13 else 1}, opset)
+
+
+@pytest.mark.parametrize("opset", [1, 11, 13])
+@pytest.mark.parametrize("op", OPS)
+def test_every_axis_of_every_opset(op, opset):
+    rng = np.random.default_rng(opset)
+    x = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
+    for axis in range(-4, 4):
+        got = check(op, x, {"axis": axis}, opset)
+        assert got.shape == x.shape
+        if op == "Softmax" and opset >= 13:  # along the axis
+            np.testing.assert_allclose(got.sum(axis=axis), 1, rtol=1e-5)
+        if op == "Softmax" and opset < 13:  # flattened at the axis
+            np.testing.assert_allclose(got.reshape(int(np.prod(x.shape[:axis % 4])), -1).sum(1), 1, rtol=1e-5)
+
+
+def test_default_axis_follows_the_opset():
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    flat = normops.run("Softmax", [x], opset=11)[0]      # flatten at 1
+    last = normops.run("Softmax", [x], opset=13)[0]      # along -1
+    np.testing.assert_allclose(flat.reshape(2, -1).sum(1), 1, rtol=1e-6)
+    np.testing.assert_allclose(last.sum(-1), 1, rtol=1e-6)
+    assert normops.ops.softmax(x, opset=11).tobytes() == flat.tobytes()
+    assert normops.ops.softmax(x).tobytes() == last.tobytes()
+
+
+def test_row_rules():
+    x = np.array([[1, np.nan, 2], [1, np.inf, 2], [-np.inf] * 3, [0, -np.inf, 0]], np.float32)
+    s = normops.run("Softmax", [x])[0]
+    ls = normops.run("LogSoftmax", [x])[0]
+    h = normops.run("Hardmax", [x])[0]
+    for y in (s, ls):
+        assert (y[:3].view(np.uint32) == 0x7FC00000).all()  # canonical NaN rows
+    assert s[3].tolist() == [0.5, 0.0, 0.5]
+    assert ls[3, 1] == -np.inf and np.isfinite(ls[3, [0, 2]]).all()
+    assert h.tolist() == [[0, 0, 0], [0, 1, 0], [1, 0, 0], [1, 0, 0]]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_narrow_dtypes_are_rounded_once(op):
+    rng = np.random.default_rng(7)
+    dtypes = [np.dtype(np.float16)] + ([BF16] if BF16 is not None else [])
+    for dtype in dtypes:
+        x = special_rows(rng, 8, 37, dtype)
+        got = normops.run(op, [x])[0]
+        assert got.dtype == dtype
+        wide = normops.run(op, [x.astype(np.float32)])[0]
+        with np.errstate(over="ignore"):
+            same_bits(got, wide.astype(dtype))
+        same_bits(got, normops.reference.run(op, [x])[0])
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_threads_and_isa_levels_do_not_change_bits(op):
+    x = special_rows(np.random.default_rng(3), 300, 333, np.float32)  # many chunks
+    ref = normops.run(op, [x], n_threads=1)[0]
+    old = isa.kernels.set_serial_threshold(0)
+    try:
+        for level in isa.available_levels():
+            with isa.use(level):
+                for t in (1, 2, 3, 8):
+                    same_bits(normops.run(op, [x], n_threads=t)[0], ref)
+    finally:
+        isa.kernels.set_serial_threshold(old)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_fast_is_close_to_exact(op):
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((64, 500)) * 5).astype(np.float32)
+    exact = normops.run(op, [x], mode="exact")[0]
+    fast = normops.run(op, [x], mode="fast")[0]
+    if op == "Softmax":
+        np.testing.assert_allclose(fast, exact, rtol=2e-6, atol=0)
+    else:
+        np.testing.assert_allclose(fast, exact, rtol=1e-6, atol=1e-6)
+    h = normops.run("Hardmax", [x], mode="fast")[0]
+    assert h.tobytes() == normops.run("Hardmax", [x])[0].tobytes()
+
+
+def test_inputs_are_not_modified_and_layouts_do_not_matter():
+    x = np.random.default_rng(2).standard_normal((6, 7, 8)).astype(np.float32)
+    before = x.tobytes()
+    for op in OPS:
+        want = normops.run(op, [x], {"axis": 1})[0]
+        assert x.tobytes() == before
+        for variant in (x[:, ::-1][:, ::-1], np.asfortranarray(x), x.astype(">f4")):
+            same_bits(normops.run(op, [variant], {"axis": 1})[0], want)
+
+
+def test_errors():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(InvalidInputError, match="Softmax.*axis"):
+        normops.run("Softmax", [x], {"axis": 2})
+    with pytest.raises(InvalidInputError, match="LogSoftmax.*'input'.*int32"):
+        normops.run("LogSoftmax", [x.astype(np.int32)])
+    with pytest.raises(InvalidInputError, match="Hardmax.*rank"):
+        normops.run("Hardmax", [np.float32(1)])
+    with pytest.raises(UnsupportedError):
+        normops.run("Softmax", [x], opset=0)
+    empty = np.ones((0, 3), np.float32)
+    assert normops.run("Softmax", [empty])[0].shape == (0, 3)
+
+
+# ---------------------------------------------------------- SciPy style
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_scipy_style_functions(axis, dtype):
+    special = pytest.importorskip("scipy.special")
+    x = (np.random.default_rng(4).standard_normal((3, 4, 5)) * 3).astype(dtype)
+    for ours, theirs in ((normops.softmax, special.softmax), (normops.log_softmax, special.log_softmax)):
+        got, want = ours(x, axis=axis), theirs(x, axis=axis)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        rtol = 1e-5 if got.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+
+
+def test_scipy_style_matches_the_operator_bits():
+    x = np.random.default_rng(5).standard_normal((4, 9)).astype(np.float32)
+    same_bits(normops.softmax(x, axis=1), normops.run("Softmax", [x], {"axis": 1})[0])
+    same_bits(normops.log_softmax(x, axis=0), normops.run("LogSoftmax", [x], {"axis": 0})[0])
+    with pytest.raises(InvalidInputError, match="axis"):
+        normops.softmax(x, axis=(1, 1))
