@@ -292,5 +292,59 @@ for _shape in ((1, 4096), (128, 4096), (1, 128, 5120), (257, 65)):
     register(normalization_case(
         "SimplifiedLayerNormalization", _shape, dtypes=("float32", "float16")))
 
+# ------------------------------------------------------- the softmax family
+
+def _np_softmax(inputs, attributes, acc=np.float32):
+    x = inputs[0].astype(acc)
+    e = np.exp(x - x.max(axis=attributes["axis"], keepdims=True))
+    return (e / e.sum(axis=attributes["axis"], keepdims=True)).astype(inputs[0].dtype)
+
+
+def _np_log_softmax(inputs, attributes, acc=np.float32):
+    x = inputs[0].astype(acc)
+    d = x - x.max(axis=attributes["axis"], keepdims=True)
+    return (d - np.log(np.exp(d).sum(axis=attributes["axis"], keepdims=True))).astype(inputs[0].dtype)
+
+
+def _torch_softmax(torch, tensors, attributes):
+    return torch.softmax(tensors[0], dim=attributes["axis"])
+
+
+def _torch_log_softmax(torch, tensors, attributes):
+    return torch.log_softmax(tensors[0], dim=attributes["axis"])
+
+
+_SOFTMAX_OPS = {
+    "Softmax": ("ops.softmax", _np_softmax, _torch_softmax),
+    "LogSoftmax": ("ops.log_softmax", _np_log_softmax, _torch_log_softmax),
+}
+
+
+def softmax_case(op_type: str, shape: Sequence[int], *, axis: int = -1,
+                 dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) a Softmax / LogSoftmax case (opset 13)."""
+    fn, np_fn, torch_fn = _SOFTMAX_OPS[op_type]
+    shape = tuple(int(d) for d in shape)
+
+    def make(rng, dtype):
+        return [(rng.standard_normal(shape) * 3).astype(dtype)]
+
+    return Case(
+        name=f"{op_type}_{'x'.join(map(str, shape))}" + (f"_axis{axis}" if axis != -1 else ""),
+        op_type=op_type, opset=13, shape=shape, attributes={"axis": int(axis)},
+        dtypes=tuple(np.dtype(d).name for d in dtypes), make_inputs=make,
+        numpy_fn=np_fn, torch_fn=torch_fn, normops_fn=fn, width=shape[axis],
+        input_names=("input",),
+    )
+
+
+for _op in ("Softmax", "LogSoftmax"):
+    for _shape in ((1, 1024), (32, 1024), (1024, 1024)):
+        register(softmax_case(_op, _shape))
+    for _w in HIDDEN_WIDTHS:
+        for _rows in (32, 1024):
+            if _w != 1024:
+                register(softmax_case(_op, (_rows, _w)))
+
 #: The per-call overhead probe: a node so small that the time is the call.
 OVERHEAD_CASE = register(normalization_case("LayerNormalization", (1, 8), hidden=True))

@@ -85,7 +85,9 @@ class NormopsRuntime(Runtime):
         return out
 
     def prepare(self, case, inputs, threads):
-        fn = getattr(self.normops, case.normops_fn, None)
+        fn = self.normops
+        for part in case.normops_fn.split("."):  # e.g. "ops.softmax"
+            fn = getattr(fn, part, None)
         if fn is None:
             raise RuntimeUnavailable(f"normops has no function {case.normops_fn}()")
         kwargs = dict(case.attributes, mode=self.mode, n_threads=threads)
