@@ -11,6 +11,7 @@ from ._info import show_config
 from ._registry import MAX_OPSET, run
 from ._version import __version__
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
+from .activation import sigmoid
 from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
@@ -23,6 +24,6 @@ __all__ = [
     "config", "get_config", "set_config", "get_num_threads", "set_num_threads", "show_config",
     "run", "reference",
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
-    "hardmax", "softmax", "log_softmax", "ops",
+    "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "exp32", "log32",
 ]

@@ -182,3 +182,34 @@ def test_scipy_style_matches_the_operator_bits():
     same_bits(normops.log_softmax(x, axis=0), normops.run("LogSoftmax", [x], {"axis": 0})[0])
     with pytest.raises(InvalidInputError, match="axis"):
         normops.softmax(x, axis=(1, 1))
+
+
+# ---------------------------------------------------------------- Sigmoid
+
+@pytest.mark.parametrize("opset", [1, 6, 13])
+def test_sigmoid_matches_the_specification(opset):
+    rng = np.random.default_rng(opset)
+    for dtype in (np.float32, np.float64, np.float16):
+        x = special_rows(rng, 40, 1001, dtype)
+        got = normops.run("Sigmoid", [x], opset=opset)[0]
+        same_bits(got, normops.reference.run("Sigmoid", [x], opset=opset)[0])
+        assert got.dtype == x.dtype
+
+
+def test_sigmoid_saturates_exactly():
+    x = np.array([-np.inf, -1000, -88, 0, 20, 1000, np.inf, np.nan], np.float32)
+    y = normops.sigmoid(x)
+    assert y[0] == 0 and y[1] == 0 and y[3] == 0.5
+    assert y[4] == 1 and y[5] == 1 and y[6] == 1
+    assert y[7:].view(np.uint32)[0] == 0x7FC00000
+    np.testing.assert_allclose(normops.sigmoid(x[:5], mode="fast"), y[:5], rtol=1e-6)
+
+
+def test_sigmoid_threads_do_not_change_bits():
+    x = np.random.default_rng(8).standard_normal(200_001).astype(np.float32) * 20
+    ref = normops.sigmoid(x, n_threads=1)
+    for t in (2, 3, 8):
+        same_bits(normops.sigmoid(x, n_threads=t), ref)
+    for level in isa.available_levels():
+        with isa.use(level):
+            same_bits(normops.sigmoid(x), ref)

@@ -119,3 +119,52 @@ def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, in
                                        <SoftmaxKind>kind, fast, threads)
     finally:
         free(scratch)
+
+
+# ---------------------------------------------------------------- Sigmoid
+
+cdef void sigmoid_block(const floating* x, floating* y, Py_ssize_t n, bint fast) noexcept nogil:
+    """y = 1 / (1 + exp(-x)), both operations rounded (decisions.md §2);
+    exp(-x) underflows to 0 for large x (y = 1 exactly) and overflows to
+    +inf for very negative x (y = +0)."""
+    cdef Py_ssize_t j
+    cdef floating one = 1, v
+    cdef int exp_kind
+    if floating is float:
+        exp_kind = NORMOPS_T_EXP32_FAST if fast else NORMOPS_T_EXP32
+    else:
+        exp_kind = NORMOPS_T_EXP64
+    for j in range(n):
+        y[j] = -x[j]
+    normops_tfunc_map(exp_kind, y, y, n)
+    for j in range(n):
+        v = one / (one + y[j])
+        y[j] = v if v == v else <floating>NAN
+
+
+def sigmoid_flat(x, y, bint fast, int n_threads):
+    """Sigmoid of the contiguous float32/float64 array x into y, in chunks
+    of 16384 elements (element-wise: the bits never depend on threads)."""
+    cdef int t = float_typenum(x)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
+    check_array(x, t, n, False, "x")
+    check_array(y, t, n, True, "y")
+    cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
+    cdef int threads = threads_for(n_threads, chunks, n)
+    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
+    with nogil:
+        if threads <= 1:
+            if t == cnp.NPY_FLOAT32:
+                sigmoid_block[float](<const float*>px, <float*>py, n, fast)
+            else:
+                sigmoid_block[double](<const double*>px, <double*>py, n, fast)
+        else:
+            for c in prange(chunks, schedule="static", num_threads=threads):
+                start = c * ROW_CHUNK_ELEMENTS
+                if t == cnp.NPY_FLOAT32:
+                    sigmoid_block[float](<const float*>px + start, <float*>py + start,
+                                         min(ROW_CHUNK_ELEMENTS, n - start), fast)
+                else:
+                    sigmoid_block[double](<const double*>px + start, <double*>py + start,
+                                          min(ROW_CHUNK_ELEMENTS, n - start), fast)

@@ -60,3 +60,11 @@ def rows(x, op_type):
             y = d - _log(s)                         # LogSoftmax: d - log(sum)
     y[nan_rows(x)] = np.nan                         # step 1
     return canonical_nan(y)
+
+
+def sigmoid(x):
+    """Sigmoid (decisions.md §2): 1 / (1 + exp(-x)), both operations
+    rounded, NaN canonical."""
+    one = x.dtype.type(1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return canonical_nan(one / (one + _exp(-x)))

@@ -1,0 +1,53 @@
+"""Sigmoid (opsets 1, 6, 13): y = 1 / (1 + exp(-x)), with normops' own
+exponential (decisions.md §2): exp32 in the exact flavour, the fast
+exponential in the fast one; both operations rounded."""
+import numpy as np
+
+from . import _isa
+from ._registry import OpDef, register
+from ._validate import compute_dtype, contiguous, float_input
+from .reference import _softmax as _reference_softmax
+
+
+class _Plan:
+    __slots__ = ("X", "compute_dtype")
+
+
+def _bind(op, version, inputs, attributes):
+    plan = _Plan()
+    plan.X = float_input(op.op_type, "X", inputs[0])
+    plan.compute_dtype = compute_dtype(plan.X.dtype)
+    return plan  # opset 1's consumed_inputs is a legacy attribute with no effect
+
+
+def _narrowed(y, dtype):
+    if y.dtype != dtype:
+        with np.errstate(over="ignore"):
+            y = y.astype(dtype)  # float16/bfloat16: one rounding
+    return y
+
+
+def _compute(plan, mode, n_threads, all_outputs):
+    x = contiguous(plan.X, plan.compute_dtype)
+    y = np.empty(x.shape, plan.compute_dtype)
+    if x.size:
+        _isa.kernels.sigmoid_flat(x, y, mode == "fast", n_threads)
+    return [_narrowed(y, plan.X.dtype)]
+
+
+def _reference(plan):
+    x = contiguous(plan.X, plan.compute_dtype)
+    return [_narrowed(_reference_softmax.sigmoid(x), plan.X.dtype)]
+
+
+SIGMOID = register(OpDef(
+    "Sigmoid", versions=(1, 6, 13), inputs=("X",), n_required=1, outputs=("Y",),
+    attributes=lambda version: {"consumed_inputs": None} if version < 6 else {},
+    bind=_bind, compute=_compute, reference=_reference))
+
+
+def sigmoid(X, *, opset=None, mode=None, n_threads=None, full_output=False):
+    """ONNX Sigmoid: ``1 / (1 + exp(-X))`` element-wise; exactly 1 where
+    exp(-X) underflows, +0 where it overflows."""
+    outputs = SIGMOID.call((X,), {}, opset, mode, n_threads, full_output)
+    return tuple(outputs) if full_output else outputs[0]
