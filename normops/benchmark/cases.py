@@ -346,5 +346,30 @@ for _op in ("Softmax", "LogSoftmax"):
             if _w != 1024:
                 register(softmax_case(_op, (_rows, _w)))
 
+def _np_sigmoid(inputs, attributes, acc=np.float32):
+    x = inputs[0].astype(acc)
+    return (1 / (1 + np.exp(-x))).astype(inputs[0].dtype)
+
+
+def _torch_sigmoid(torch, tensors, attributes):
+    return torch.sigmoid(tensors[0])
+
+
+def sigmoid_case(n: int, dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) a Sigmoid case on a flat array (opset 13)."""
+    def make(rng, dtype):
+        return [(rng.standard_normal(n) * 4).astype(dtype)]
+
+    return Case(
+        name=f"Sigmoid_{n}", op_type="Sigmoid", opset=13, shape=(int(n),), attributes={},
+        dtypes=tuple(np.dtype(d).name for d in dtypes), make_inputs=make,
+        numpy_fn=_np_sigmoid, torch_fn=_torch_sigmoid, normops_fn="sigmoid", width=1,
+        input_names=("X",),
+    )
+
+
+for _n in (1024, 65536, 1048576, 4194304):
+    register(sigmoid_case(_n))
+
 #: The per-call overhead probe: a node so small that the time is the call.
 OVERHEAD_CASE = register(normalization_case("LayerNormalization", (1, 8), hidden=True))
