@@ -8,21 +8,22 @@ cdef enum SoftmaxKind:
     KIND_HARDMAX
 
 
+cdef extern from "rowmax.h" nogil:
+    float normops_row_max_float(const float* x, Py_ssize_t n, int* has_nan, int* has_pos_inf)
+    double normops_row_max_double(const double* x, Py_ssize_t n, int* has_nan, int* has_pos_inf)
+
+
 cdef inline bint scan_row(const floating* x, Py_ssize_t n, floating* row_max, bint* has_nan) noexcept nogil:
-    """The row maximum (first wins among equals); returns True when the row
-    is a NaN row for Softmax/LogSoftmax: it holds NaN or +inf, or only
-    -inf. has_nan: the row holds a NaN (Hardmax's rule)."""
-    cdef floating m = x[0], v
-    cdef bint nan = False, pos_inf = False
-    cdef Py_ssize_t j
-    for j in range(n):
-        v = x[j]
-        nan = nan | (v != v)
-        pos_inf = pos_inf | (v == INFINITY)
-        m = v if v > m else m
-    row_max[0] = m
-    has_nan[0] = nan
-    return nan or pos_inf or m == -INFINITY
+    """The row maximum; returns True when the row is a NaN row for
+    Softmax/LogSoftmax: it holds NaN or +inf, or only -inf. has_nan: the
+    row holds a NaN (Hardmax's rule)."""
+    cdef int nan = 0, pos_inf = 0
+    if floating is float:
+        row_max[0] = normops_row_max_float(x, n, &nan, &pos_inf)
+    else:
+        row_max[0] = normops_row_max_double(x, n, &nan, &pos_inf)
+    has_nan[0] = nan != 0
+    return nan != 0 or pos_inf != 0 or row_max[0] == -INFINITY
 
 
 cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssize_t n,
