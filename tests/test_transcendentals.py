@@ -250,6 +250,8 @@ def test_ranges_walk_the_patterns(function):
     assert np.all(top == NAN32)
     with pytest.raises(ValueError, match="2\\^32"):
         getattr(isa.kernels, f"{function}32_range")(0xFFFFFFF0, 17, np.empty(17, np.uint32))
+    with pytest.raises(ValueError, match="2\\^32"):  # no wrap-around of start + i*stride
+        getattr(isa.kernels, f"{function}32_range")(0, 2, np.empty(2, np.uint32), 1 << 63)
     if HAVE_REFERENCE:
         ref, near = np.empty(count, np.uint32), np.empty(count, np.uint8)
         getattr(isa.kernels, f"{function}32_reference_range")(start, count, ref, near, stride, 2)
@@ -419,12 +421,60 @@ def test_public_api_errors(name):
 # ------------------------------------------------------- tooling
 
 def test_quick_verification_passes(capsys):
-    assert vt.main(["--stride", str((1 << 16) + 1), "--near-bits", "14"]) == 0
+    assert vt.main(["--quick", "--near-bits", "14"]) == 0
     printed = capsys.readouterr().out
-    assert "exp32: OK" in printed and "log32: OK" in printed and "SHA-256" in printed
+    assert "exp32: OK" in printed and "log32: OK" in printed
+    assert printed.count("equals the recorded digest") == 2  # the sample's digests are recorded too
+
+
+def test_verification_without_the_reference_checks_the_digest(monkeypatch, capsys):
+    load = isa.load
+
+    class NoReference:
+        def __init__(self, module):
+            self.module = module
+
+        def __getattr__(self, name):
+            return getattr(self.module, name)
+
+        def has_long_double_reference(self):
+            return False
+
+    monkeypatch.setattr(isa, "load", lambda level: NoReference(load(level)))
+    assert vt.main(["--quick", "--function", "log"]) == 0
+    printed = capsys.readouterr().out
+    assert "no x86 long-double reference" in printed and "equals the recorded digest" in printed
+    assert vt.main(["--stride", "65537", "--function", "log"]) == 1  # nothing to compare with
+    assert "UNVERIFIED" in capsys.readouterr().out
 
 
 def test_tables_header_is_reproducible():
     result = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_transcendental_tables.py"), "--check"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+
+def test_verification_catches_a_wrong_result(monkeypatch):
+    # a build that returns one wrong bit pattern must fail the check
+    real = isa.load(LEVELS[-1])
+    bad = 0x3F800001  # exp32(1 + 2^-23)
+
+    class Broken:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def exp32_range(self, start, count, out, stride=1, n_threads=1):
+            real.exp32_range(start, count, out, stride, n_threads)
+            i, rem = divmod(bad - start, stride)
+            if rem == 0 and 0 <= i < count:
+                out[i] ^= 1
+
+    load = isa.load
+    monkeypatch.setattr(isa, "load", lambda level: Broken() if level == "broken" else load(level))
+    quiet = lambda text: None  # noqa: E731
+    assert vt.check_function("exp", ["broken"], stride=(1 << 16) + 1, report=quiet).ok  # bad not sampled
+    alone = vt.check_function("exp", ["broken"], stride=bad, report=quiet)  # patterns 0, bad, 2 bad, ...
+    assert not alone.ok and alone.n_wrong == 1 and alone.wrong[0][0] == bad
+    beside = vt.check_function("exp", [LEVELS[0], "broken"], stride=bad, report=quiet)
+    assert not beside.ok and beside.n_wrong == 0 and beside.n_level_mismatches == 1

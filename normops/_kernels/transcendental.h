@@ -279,7 +279,11 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
  * aliasing. PRE is off in the vector loop: it specialises the clamped
  * path of exp with constant table entries, which turns the table loads
  * into masked loads that do not vectorise. The tuning makes gcc use
- * gather instructions (generic tuning emulates them). */
+ * gather instructions (generic tuning emulates them). Both are gcc's
+ * (other compilers get the plain loops; the bits do not change). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NORMOPS_IVDEP _Pragma("GCC ivdep")
+#define NORMOPS_NO_PRE __attribute__((optimize("no-tree-pre")))
 #if defined(__AVX512F__)
 #define NORMOPS_GATHER_TUNE __attribute__((target("tune=icelake-server")))
 #elif defined(__AVX2__)
@@ -287,10 +291,19 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
 #else
 #define NORMOPS_GATHER_TUNE
 #endif
+#elif defined(__clang__)
+#define NORMOPS_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#define NORMOPS_NO_PRE
+#define NORMOPS_GATHER_TUNE
+#else
+#define NORMOPS_IVDEP
+#define NORMOPS_NO_PRE
+#define NORMOPS_GATHER_TUNE
+#endif
 #define NORMOPS_MAPS(f, T)                                                          \
-    __attribute__((optimize("no-tree-pre"))) NORMOPS_GATHER_TUNE                    \
+    NORMOPS_NO_PRE NORMOPS_GATHER_TUNE                                              \
     static void normops_##f##_array(const T* x, T* y, ptrdiff_t n) {                \
-        _Pragma("GCC ivdep")                                                        \
+        NORMOPS_IVDEP                                                               \
         for (ptrdiff_t i = 0; i < n; i++)                                           \
             y[i] = normops_##f(x[i]);                                               \
     }                                                                               \

@@ -120,7 +120,7 @@ def log32_pair_into(x, hi, lo):
 cdef int check_range(uint64_t start, uint64_t count, uint64_t stride, object out, object near) except -1:
     if stride < 1:
         raise ValueError("stride must be >= 1")
-    if count > 0 and start + (count - 1) * stride > 0xFFFFFFFF:
+    if count > 0 and <object>start + (<object>count - 1) * <object>stride > 0xFFFFFFFF:  # Python ints: no wrap
         raise ValueError("the patterns start + i*stride, i < count, must stay below 2^32")
     check_array(out, cnp.NPY_UINT32, <Py_ssize_t>count, True, "out")
     if near is not None:
