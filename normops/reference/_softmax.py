@@ -11,26 +11,22 @@ import numpy as np
 from ._sum16 import canonical_nan, sum16
 
 
-def _exp(a):
+def _apply(a, float32_kernel, float64_kernel):
+    """normops' own function (a kernel entry point name) over an array."""
     from .. import _isa
 
     out = np.empty_like(a)
-    if a.dtype == np.float32:
-        _isa.kernels.exp32_into(a.reshape(-1), out.reshape(-1), 1)
-    else:
-        _isa.kernels.exp64_into(a.reshape(-1), out.reshape(-1), 1)
+    name = float32_kernel if a.dtype == np.float32 else float64_kernel
+    getattr(_isa.kernels, name)(a.reshape(-1), out.reshape(-1), 1)
     return out
+
+
+def _exp(a):
+    return _apply(a, "exp32_into", "exp64_into")
 
 
 def _log(a):
-    from .. import _isa
-
-    out = np.empty_like(a)
-    if a.dtype == np.float32:
-        _isa.kernels.log32_into(a.reshape(-1), out.reshape(-1), 1)
-    else:
-        _isa.kernels.log64_into(a.reshape(-1), out.reshape(-1), 1)
-    return out
+    return _apply(a, "log32_into", "log64_into")
 
 
 def nan_rows(x):
