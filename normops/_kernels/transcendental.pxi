@@ -6,6 +6,18 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 cdef extern from "transcendental.h" nogil:
+    # for the kernels (Softmax and friends): one element, or a contiguous run
+    float normops_exp32(float x)
+    float normops_log32(float x)
+    float normops_exp32_fast(float x)
+    double normops_exp64(double x)
+    double normops_log64(double x)
+    void normops_exp32_array(const float* x, float* y, Py_ssize_t n)
+    void normops_log32_array(const float* x, float* y, Py_ssize_t n)
+    void normops_exp32_fast_array(const float* x, float* y, Py_ssize_t n)
+    void normops_exp64_array(const double* x, double* y, Py_ssize_t n)
+    void normops_log64_array(const double* x, double* y, Py_ssize_t n)
+    # for the entry points below
     enum normops_tfunc:
         NORMOPS_T_EXP32
         NORMOPS_T_LOG32
