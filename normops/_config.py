@@ -131,9 +131,4 @@ def kernel_threads(n_threads, where):
 
 def resolve_threads(n_threads, where):
     """Per-call count, else the configured one, else OpenMP's."""
-    if n_threads is None:
-        n_threads = _overrides().get("n_threads", _global_config["n_threads"])
-        if n_threads is None:
-            return _isa.kernels.max_threads()
-        return n_threads
-    return check_n_threads(n_threads, where)
+    return kernel_threads(n_threads, where) or _isa.kernels.max_threads()

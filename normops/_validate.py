@@ -69,6 +69,16 @@ def float_input(op, name, value):
     return value
 
 
+def rounded_to(y, dtype):
+    """``y`` rounded once to ``dtype`` (the float16/bfloat16 rule of
+    decisions.md §4); overflow to inf is the IEEE result, and a canonical
+    NaN stays canonical."""
+    if y.dtype == dtype:
+        return y
+    with np.errstate(over="ignore"):
+        return y.astype(dtype)
+
+
 def contiguous(a, dtype):
     """C-contiguous, aligned copy of ``a`` in ``dtype`` (no copy when it already is)."""
     if a.dtype == dtype and a.flags.c_contiguous and a.flags.aligned:

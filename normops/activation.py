@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _isa
 from ._registry import OpDef, register
-from ._validate import compute_dtype, contiguous, float_input
+from ._validate import compute_dtype, contiguous, float_input, rounded_to
 from .reference import _softmax as _reference_softmax
 
 
@@ -20,24 +20,17 @@ def _bind(op, version, inputs, attributes):
     return plan  # opset 1's consumed_inputs is a legacy attribute with no effect
 
 
-def _narrowed(y, dtype):
-    if y.dtype != dtype:
-        with np.errstate(over="ignore"):
-            y = y.astype(dtype)  # float16/bfloat16: one rounding
-    return y
-
-
 def _compute(plan, mode, n_threads, all_outputs):
     x = contiguous(plan.X, plan.compute_dtype)
     y = np.empty(x.shape, plan.compute_dtype)
     if x.size:
         _isa.kernels.sigmoid_flat(x, y, mode == "fast", n_threads)
-    return [_narrowed(y, plan.X.dtype)]
+    return [rounded_to(y, plan.X.dtype)]
 
 
 def _reference(plan):
     x = contiguous(plan.X, plan.compute_dtype)
-    return [_narrowed(_reference_softmax.sigmoid(x), plan.X.dtype)]
+    return [rounded_to(_reference_softmax.sigmoid(x), plan.X.dtype)]
 
 
 SIGMOID = register(OpDef(

@@ -11,7 +11,7 @@ from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
     at_least_rank, axis_attribute, broadcast_to_suffix, compute_dtype, contiguous,
-    float_attribute, float_input, int_attribute, is_bfloat16, product, stash_type_attribute, unsupported,
+    float_attribute, float_input, int_attribute, is_bfloat16, product, rounded_to, stash_type_attribute, unsupported,
 )
 from .reference import _norms as _reference_norms
 
@@ -122,9 +122,7 @@ def _compute(plan, mode, n_threads, all_outputs):
     inv = np.empty(plan.stats_shape, _FLOAT32) if want_stats else None
     _isa.kernels.row_normalize(x, scale, bias, y, mean, inv, plan.rows, plan.cols,
                                plan.epsilon, family.center, n_threads)
-    if y.dtype != plan.y_dtype:
-        with np.errstate(over="ignore"):  # overflow to inf is the IEEE result
-            y = y.astype(plan.y_dtype)  # one rounding; NaN stays canonical
+    y = rounded_to(y, plan.y_dtype)
     if not want_stats:
         return [y]
     return [y] + [mean if s == "mean" else inv for s in family.stats]

@@ -12,6 +12,7 @@ from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
     array_input, at_least_rank, axis_attribute, compute_dtype, contiguous, float_input, product,
+    rounded_to,
 )
 from .reference import _softmax as _reference_softmax
 
@@ -49,24 +50,25 @@ def rows_view(X, axis, moved, dtype):
     return contiguous(X, dtype)
 
 
-def _compute(plan, mode, n_threads, all_outputs):
-    X = plan.X
-    x = rows_view(X, plan.axis, plan.moved, plan.compute_dtype)
-    y = np.empty(x.shape, plan.compute_dtype)
+def _run_rows(x, rows, cols, kind, mode, n_threads):
+    """The kernel over the contiguous rows of x (any shape whose last
+    ``cols`` elements form a row)."""
+    y = np.empty(x.shape, x.dtype)
     if x.size:
-        _isa.kernels.softmax_rows(x, y, plan.rows, plan.cols, _KINDS[plan.op.op_type],
-                                  mode == "fast", n_threads)
-    return [_restore(y, plan)]
+        _isa.kernels.softmax_rows(x, y, rows, cols, kind, mode == "fast", n_threads)
+    return y
+
+
+def _compute(plan, mode, n_threads, all_outputs):
+    x = rows_view(plan.X, plan.axis, plan.moved, plan.compute_dtype)
+    return [_restore(_run_rows(x, plan.rows, plan.cols, _KINDS[plan.op.op_type], mode, n_threads), plan)]
 
 
 def _restore(y, plan):
     """Back to X's layout and dtype (one rounding for float16/bfloat16)."""
     if plan.moved:
         y = np.ascontiguousarray(np.moveaxis(y, -1, plan.axis))
-    if y.dtype != plan.X.dtype:
-        with np.errstate(over="ignore"):
-            y = y.astype(plan.X.dtype)
-    return y
+    return rounded_to(y, plan.X.dtype)
 
 
 def _reference(plan):
@@ -139,18 +141,9 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
             raise InvalidInputError(f"{name}: argument 'axis' repeats an axis: {axis!r}")
     kept = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, kept + list(axes))
-    ct = compute_dtype(x.dtype)
     rows, cols = product(moved.shape[:len(kept)]), product(moved.shape[len(kept):])
-    src = contiguous(moved, ct)
-    y = np.empty(moved.shape, ct)
-    if src.size:
-        _isa.kernels.softmax_rows(src, y, rows, cols, kind, mode == "fast", n_threads)
-    y = np.transpose(y, np.argsort(kept + list(axes)))
-    y = np.ascontiguousarray(y)
-    if y.dtype != x.dtype:
-        with np.errstate(over="ignore"):
-            y = y.astype(x.dtype)
-    return y
+    y = _run_rows(contiguous(moved, compute_dtype(x.dtype)), rows, cols, kind, mode, n_threads)
+    return rounded_to(np.ascontiguousarray(np.transpose(y, np.argsort(kept + list(axes)))), x.dtype)
 
 
 def scipy_softmax(x, axis=None, *, mode=None, n_threads=None):
