@@ -187,3 +187,16 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
                 else:
                     sigmoid_block[double](<const double*>px + start, <double*>py + start,
                                           min(ROW_CHUNK_ELEMENTS, n - start), fast)
+
+
+def divide_float_into(e, float s, out):
+    """out = e / s for a float32 array e through the float64 quotient of
+    softmax_steps.h (exact Softmax's step 5; for tests)."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>e)
+    check_array(e, cnp.NPY_FLOAT32, n, False, "e")
+    check_array(out, cnp.NPY_FLOAT32, n, True, "out")
+    if not (s == s and abs(s) >= 1.1754943508222875e-38 and abs(s) < float("inf")):
+        raise ValueError("divide_float_into needs a finite s of normal size")
+    with nogil:
+        normops_divide_float_array(<const float*>cnp.PyArray_DATA(<cnp.ndarray>e), s,
+                                   <float*>cnp.PyArray_DATA(<cnp.ndarray>out), n)
