@@ -69,9 +69,11 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
 static inline uint32_t normops_quotient_block(const float* y, double inv_s, float* q, ptrdiff_t n) {
     uint32_t hard = 0;
     for (ptrdiff_t i = 0; i < n; i++) {
-        double v = (double)y[i] * inv_s;
-        hard |= (v < 0x1p-126) & (v > -0x1p-126) & (y[i] != 0.0f);
-        q[i] = (float)v;
+        /* a float32 result of normal size means a quotient of normal size
+         * or one that rounds up to 2^-126 either way */
+        float f = (float)((double)y[i] * inv_s);
+        hard |= (__builtin_fabsf(f) < 0x1p-126f) & (y[i] != 0.0f);
+        q[i] = f;
     }
     return hard;
 }
