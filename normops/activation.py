@@ -3,7 +3,7 @@ exponential (decisions.md §2): exp32 in the exact flavour, the fast
 exponential in the fast one; both operations rounded."""
 import numpy as np
 
-from . import _isa
+from . import _config, _isa
 from ._registry import OpDef, register
 from ._validate import compute_dtype, contiguous, float_input, rounded_to
 from .reference import _softmax as _reference_softmax
@@ -39,8 +39,18 @@ SIGMOID = register(OpDef(
     bind=_bind, compute=_compute, reference=_reference))
 
 
+_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def sigmoid(X, *, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX Sigmoid: ``1 / (1 + exp(-X))`` element-wise; exactly 1 where
     exp(-X) underflows, +0 where it overflows."""
+    if (not full_output and type(X) is np.ndarray and X.dtype in _DIRECT_DTYPES and X.flags.c_contiguous
+            and X.size and (opset is None or (type(opset) is int and opset in SIGMOID._version_cache))
+            and (mode is None or mode == "exact" or mode == "fast")):
+        y = np.empty(X.shape, X.dtype)  # the per-call fast route; errors come from the full path
+        _isa.kernels.sigmoid_flat(X, y, _config.resolve_mode(mode, "Sigmoid") == "fast",
+                                  _config.kernel_threads(n_threads, "Sigmoid"))
+        return y
     outputs = SIGMOID.call((X,), {}, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]

@@ -92,7 +92,35 @@ LOG_SOFTMAX = _register("LogSoftmax")
 HARDMAX = _register("Hardmax")
 
 
+_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _direct_rows(x, cols, kind, mode, n_threads, where):
+    """The per-call fast route: x a C-contiguous float32/float64 ndarray
+    whose rows are its last ``cols`` elements. None when x is anything
+    else; the full path then validates (the only place errors are
+    raised)."""
+    if type(x) is not np.ndarray or x.dtype not in _DIRECT_DTYPES or not x.flags.c_contiguous or not x.size:
+        return None
+    if not (mode is None or mode == "exact" or mode == "fast"):
+        return None
+    mode = _config.resolve_mode(mode, where)
+    y = np.empty(x.shape, x.dtype)
+    _isa.kernels.softmax_rows(x, y, x.size // cols, cols, kind, mode == "fast",
+                              _config.kernel_threads(n_threads, where))
+    return y
+
+
 def _named(op, input, axis, opset, mode, n_threads, full_output):
+    # the last axis is a row at every opset (flattened at axis ndim - 1
+    # up to 12, along it from 13)
+    if (not full_output and type(input) is np.ndarray and input.ndim >= 1
+            and (axis is None or (type(axis) is int and (axis == -1 or axis == input.ndim - 1)))
+            and (opset is None or (type(opset) is int and opset in op._version_cache))
+            and (axis is not None or op.version_for(opset) >= 13)):
+        y = _direct_rows(input, input.shape[-1], _KINDS[op.op_type], mode, n_threads, op.op_type)
+        if y is not None:
+            return y
     version = op.version_for(opset)
     attributes = {"axis": _attributes(version)["axis"] if axis is None else axis}
     outputs = op.call((input,), attributes, opset, mode, n_threads, full_output)

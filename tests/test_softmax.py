@@ -271,3 +271,28 @@ def test_fast_sigmoid_at_every_level():
         rel = np.abs(fast[finite].astype(np.float64) / exact[finite] - 1)
         assert rel.max() <= 3 * 2.0 ** -23, level
         same_bits(fast[~finite], exact[~finite])  # +0 and NaN alike
+
+
+def test_per_call_route_equals_the_full_path():
+    # the named functions take a short route for contiguous float32/float64
+    # input along the last axis; it must give the registry path's bits, and
+    # other inputs (views, other axes, dtypes, opsets) must still work
+    rng = np.random.default_rng(12)
+    for dtype in (np.float32, np.float64):
+        x = special_rows(rng, 12, 37, dtype)
+        for op, fn in (("Softmax", normops.ops.softmax), ("LogSoftmax", normops.ops.log_softmax),
+                       ("Hardmax", normops.hardmax)):
+            for mode in ("exact", "fast"):
+                want = normops.run(op, [x[:, ::-1].copy()[:, ::-1]], {"axis": -1}, mode=mode)[0]
+                same_bits(fn(x, mode=mode), want)
+                same_bits(fn(x, axis=1, opset=11, mode=mode), want)
+                if op != "Hardmax":  # (reversed rows move the first of tied maxima)
+                    same_bits(fn(x[:, ::-1], mode=mode)[:, ::-1], want)  # a strided view
+            same_bits(fn(x.T, axis=0), normops.run(op, [x.T], {"axis": 0})[0])
+        same_bits(normops.softmax(x), normops.ops.softmax(x.reshape(1, -1)).reshape(x.shape))
+        same_bits(normops.sigmoid(x), normops.run("Sigmoid", [x])[0])
+        same_bits(normops.sigmoid(x[:, ::2]), normops.run("Sigmoid", [x[:, ::2].copy()])[0])
+    with pytest.raises(InvalidInputError):
+        normops.ops.softmax(np.ones((2, 3), np.float32), axis=2)
+    with pytest.raises(InvalidInputError):
+        normops.sigmoid(np.ones(3, np.float32), n_threads=-1)
