@@ -51,6 +51,10 @@ cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssiz
     every other x[j] - m is finite or -inf)."""
     cdef floating m, s, log_s, r
     cdef Py_ssize_t j
+    # Softmax keeps the exponentials in y (their stores overlap the
+    # arithmetic, and the last pass then works in the cache); LogSoftmax
+    # only sums them
+    cdef floating* e = y if kind == KIND_SOFTMAX else scratch
     if floating is float:
         m = normops_row_max_plain_float(x, n)
     else:
@@ -60,15 +64,15 @@ cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssiz
     elif floating is float:
         # e[j] = exp32(x[j] - m), the difference rounded first, in one pass
         if fast:
-            s = normops_exp32_fast_shifted_sum16(x, m, scratch, n, next)
+            s = normops_exp32_fast_shifted_sum16(x, m, e, n, next)
         else:
-            normops_exp32_shifted_array(x, m, scratch, n)
-            s = sum16(scratch, n)
+            normops_exp32_shifted_array(x, m, e, n)
+            s = sum16(e, n)
     else:  # float64 has one exponential in both flavours
         for j in range(n):
-            scratch[j] = x[j] - m
-        normops_exp64_array(scratch, scratch, n)
-        s = sum16(scratch, n)
+            e[j] = x[j] - m
+        normops_exp64_array(e, e, n)
+        s = sum16(e, n)
     if s != s:
         for j in range(n):
             y[j] = <floating>NAN
@@ -82,12 +86,12 @@ cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssiz
     elif fast:
         r = (<floating>1) / s
         for j in range(n):
-            y[j] = scratch[j] * r
+            y[j] = y[j] * r
     elif floating is float:
-        normops_divide_float_array(scratch, s, y, n)  # the bits of scratch[j] / s
+        normops_divide_float_array(y, s, y, n)  # the bits of y[j] / s
     else:
         for j in range(n):
-            y[j] = scratch[j] / s  # one division per element, no reciprocal
+            y[j] = y[j] / s  # one division per element, no reciprocal
 
 
 cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,

@@ -31,7 +31,9 @@
  * partials (lane l is partial l), so the sum rides along with the
  * exponentials; elsewhere it is a second pass. Same bits either way.
  * next (or NULL): n elements the caller reads next (the next row), fetched
- * into the cache while this compute-bound loop runs. */
+ * into the cache while this compute-bound loop runs. At AVX-512 a NaN comes
+ * out with its payload (the Softmax row then becomes canonical NaN); the
+ * differences are at most 0, so the clamp at 89 is not needed. */
 #if defined(__AVX512F__)
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
                                                      const float* next) {
@@ -39,13 +41,13 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         if (next) __builtin_prefetch(next + i, 0, 3);
-        __m512 e = normops_exp32_fast16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
+        __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
         _mm512_storeu_ps(y + i, e);
         acc = _mm512_add_ps(acc, e);
     }
     if (i < n) {  /* the partials past the tail are left alone */
         __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        __m512 e = normops_exp32_fast16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
+        __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
         _mm512_mask_storeu_ps(y + i, m, e);
         acc = _mm512_mask_add_ps(acc, m, acc, e);
     }

@@ -303,20 +303,27 @@ NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
-NORMOPS_ALWAYS_INLINE __m512 normops_exp32_fast16(__m512 x) {
-    __m512 c = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(89.0f)), _mm512_set1_ps(-104.0f));
+/* The core for x <= 89 or NaN: a NaN passes through with its payload
+ * (max returns its second operand when either is NaN). Degree 6 with
+ * fitted coefficients (transcendental_tables.h, relative error 4e-9). */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_fast16_core(__m512 x) {
+    __m512 c = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
     __m512 shift = _mm512_set1_ps(NORMOPS_SHIFT32);
     __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(c, _mm512_set1_ps(NORMOPS_EXPF_LOG2E), shift), shift);
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NORMOPS_EXPF_LN2_HI), c);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NORMOPS_EXPF_LN2_LO), r);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(NORMOPS_EXPF_P7), r, _mm512_set1_ps(NORMOPS_EXPF_P6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P5));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    __m512 y = _mm512_scalef_ps(p, n);
+    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(NORMOPS_EXPF_F6), r, _mm512_set1_ps(NORMOPS_EXPF_F5));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(NORMOPS_EXPF_F4));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(NORMOPS_EXPF_F3));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(NORMOPS_EXPF_F2));
+    __m512 one = _mm512_set1_ps(1.0f);
+    __m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(q, r, one), r, one);  /* 1 + r + r^2 q */
+    return _mm512_scalef_ps(p, n);
+}
+
+/* Every input: clamped at 89 (NaN passes), NaN made canonical. */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_fast16(__m512 x) {
+    __m512 y = normops_exp32_fast16_core(_mm512_min_ps(_mm512_set1_ps(89.0f), x));
     __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     return _mm512_mask_blend_ps(nan, y, _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
 }

@@ -413,5 +413,10 @@ static const double normops_log_logc_lo[128] = {
 #define NORMOPS_EXPF_P5 (0x1.1111120000000p-7f)
 #define NORMOPS_EXPF_P6 (0x1.6c16c20000000p-10f)
 #define NORMOPS_EXPF_P7 (0x1.a01a020000000p-13f)
+#define NORMOPS_EXPF_F2 (0x1.fffff80000000p-2f)
+#define NORMOPS_EXPF_F3 (0x1.55548e0000000p-3f)
+#define NORMOPS_EXPF_F4 (0x1.555b580000000p-5f)
+#define NORMOPS_EXPF_F5 (0x1.123b8e0000000p-7f)
+#define NORMOPS_EXPF_F6 (0x1.687c220000000p-10f)
 
 #endif
