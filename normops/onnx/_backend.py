@@ -103,7 +103,9 @@ class Backend(onnx.backend.base.Backend):
             else:  # not checked by the session; the first input's type is a guess
                 elem = onnx.helper.np_dtype_to_tensor_dtype(first.dtype) if first is not None else onnx.TensorProto.FLOAT
                 shape = None
-            graph_outputs.append(onnx.helper.make_tensor_value_info(name, elem, shape))
+            value = onnx.helper.make_tensor_value_info(name, elem, shape)
+            value.type.tensor_type.shape.SetInParent()  # onnx.checker wants the field
+            graph_outputs.append(value)
         domain = node.domain if node.domain not in ("", "ai.onnx") else ""
         default = opset if opset is not None else min(MAX_OPSET, onnx.defs.onnx_opset_version())
         opsets = [onnx.helper.make_opsetid("", default)]
