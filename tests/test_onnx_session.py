@@ -563,3 +563,22 @@ def test_import_normops_does_not_import_onnx():
     code = "import sys, normops; print('onnx' in sys.modules, 'normops.onnx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+# --------------------------------------------------------------------------
+# docs/onnx.md
+
+
+def test_user_guide_examples(tmp_path, monkeypatch):
+    """Every ```python block of docs/onnx.md, in order, in one namespace."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "onnx.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(blocks) >= 6
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "onnx_user_guide"}
+    for k, block in enumerate(blocks):
+        exec(compile(block, f"docs/onnx.md block {k}", "exec"), namespace)  # noqa: S102
+    assert (tmp_path / "block.onnx").is_file()
