@@ -312,6 +312,25 @@ def test_feeds_are_not_modified_and_outputs_are_owned():
     np.testing.assert_array_equal(session.run(["weights"], {"x": x})[0], w)
 
 
+def test_outputs_of_one_value_are_separate_arrays():
+    model = make_model([h.make_node("Softmax", ["x"], ["a"]), h.make_node("Identity", ["a"], ["b"])],
+                       [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                       [h.make_tensor_value_info("a", T.FLOAT, [2, 3]), h.make_tensor_value_info("b", T.FLOAT, [2, 3])])
+    x = np.random.default_rng(12).standard_normal((2, 3)).astype(np.float32)
+    a, b, a2 = InferenceSession(model).run(["a", "b", "a"], {"x": x})
+    want = normops.ops.softmax(x)
+    a[...] = 0
+    same_bits(b, want)
+    same_bits(a2, want)
+
+
+def test_errors_of_served_nodes_name_the_node():
+    model = make_model([h.make_node("Cast", ["x"], ["i"], to=T.INT32), h.make_node("Softmax", ["i"], ["y"], name="sm")],
+                       [h.make_tensor_value_info("x", T.FLOAT, [2, 3])], [unknown_output("y", T.INT32)])
+    with pytest.raises(InvalidInputError, match="node 1 \\(Softmax, 'sm'\\): Softmax: input 'input' has dtype int32"):
+        InferenceSession(model).run(None, {"x": np.zeros((2, 3), np.float32)})
+
+
 def test_byte_swapped_and_numpy_scalar_feeds():
     model = make_model([h.make_node("Add", ["x", "y"], ["z"])],
                        [h.make_tensor_value_info("x", T.FLOAT, [3]), h.make_tensor_value_info("y", T.FLOAT, [])],

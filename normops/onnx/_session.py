@@ -52,7 +52,13 @@ class NodeArg:
         self.name = value_info.name
         tensor = value_info.type.tensor_type
         self.type = _type_string(tensor.elem_type) if tensor.elem_type else "tensor(undefined)"
-        self._dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)) if tensor.elem_type else None
+        self._dtype = None
+        if tensor.elem_type:
+            try:
+                self._dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+            except (KeyError, TypeError, ValueError):
+                raise UnsupportedError(
+                    f"{_WHERE}: {value_info.name!r} has element type {self.type}, which NumPy cannot hold") from None
         if tensor.HasField("shape"):
             self.shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
                           for d in tensor.shape.dim]
@@ -237,6 +243,8 @@ class InferenceSession:
                 constants[step.outputs[0]] = value
             else:
                 self._steps.append(step)
+        for value in constants.values():
+            value.flags.writeable = False  # shared by concurrent runs: nothing may write them
         self._constants = constants
         self._output_names = [a.name for a in self._outputs]
 
@@ -380,9 +388,10 @@ class InferenceSession:
             out = values[name]
             if not isinstance(out, np.ndarray):
                 out = np.asarray(out)
-            if any(np.may_share_memory(out, p) for p in protected) or not out.flags.c_contiguous:
+            if not out.flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
                 out = np.array(out, order="C")  # the caller owns what it gets
             results.append(out)
+            protected.append(out)  # an output named twice, or two outputs of one value
         return results
 
     def _checked_feeds(self, input_feed):
