@@ -601,3 +601,39 @@ def test_user_guide_examples(tmp_path, monkeypatch):
     for k, block in enumerate(blocks):
         exec(compile(block, f"docs/onnx.md block {k}", "exec"), namespace)  # noqa: S102
     assert (tmp_path / "block.onnx").is_file()
+
+
+# --------------------------------------------------------------------------
+# python -m normops run-model
+
+
+def test_run_model_command(tmp_path, capsys):
+    from normops.__main__ import main
+
+    model_path = tmp_path / "block.onnx"
+    onnx.save(transformer_block(), str(model_path))
+    x = batch(seed=13)
+    np.save(tmp_path / "x.npy", x)
+
+    assert main(["run-model", str(model_path)]) == 0
+    out = capsys.readouterr().out
+    assert "normops serves every node" in out and "x: tensor(float) ['batch', 48]" in out
+
+    saved = tmp_path / "out.npz"
+    assert main(["run-model", str(model_path), "-i", f"x={tmp_path / 'x.npy'}", "-o", str(saved), "--mode", "fast"]) == 0
+    want = InferenceSession(transformer_block(), mode="fast").run(None, {"x": x})
+    with np.load(saved) as data:
+        same_bits(data["probs"], want[0])
+        same_bits(data["mean"], want[1])
+    assert "probs: float32 [14, 24]" in capsys.readouterr().out
+
+    np.save(tmp_path / "x64.npy", x.astype(np.float64))
+    assert main(["run-model", str(model_path), "-i", f"x={tmp_path / 'x64.npy'}"]) == 1
+    assert "'x' has dtype float64" in capsys.readouterr().err
+    assert main(["run-model", str(model_path), "-i", "x"]) == 2
+
+    unserved = make_model([h.make_node("Exp", ["x"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                          [h.make_tensor_value_info("y", T.FLOAT, [2])])
+    onnx.save(unserved, str(tmp_path / "exp.onnx"))
+    assert main(["run-model", str(tmp_path / "exp.onnx")]) == 1
+    assert "Exp (domain ai.onnx, opset 17, 1 node)" in capsys.readouterr().err
