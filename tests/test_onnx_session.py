@@ -435,6 +435,7 @@ def _plumbing_cases():
         ("Shape", 15, {"start": 5, "end": -9}, [f]),
         ("Squeeze", 13, {}, [f[:1, :, None, :], ints(-2, 0)]),
         ("Squeeze", 13, {}, [f[:1, :, None, :]]),
+        ("Squeeze", 13, {}, [f[:1, :, None, :], ints()]),
         ("Squeeze", 11, {"axes": [0]}, [f[:1]]),
         ("Unsqueeze", 13, {}, [f, ints(-1, 0)]),
         ("Unsqueeze", 11, {"axes": [1, 4]}, [f]),
@@ -447,6 +448,9 @@ def _plumbing_cases():
         ("Mul", 13, {}, [f.astype(np.float16), f[1].astype(np.float16)]),
         ("Div", 14, {}, [f, f[..., ::-1]]),
         ("Div", 14, {}, [d, e]),
+        ("Div", 14, {}, [d.astype(np.int8), e.astype(np.int8)]),
+        ("Add", 14, {}, [np.array([120, -120, 5], np.int8), np.array([10, -10, 5], np.int8)]),  # wraps
+        ("Mul", 14, {}, [np.array([2**62, 3], np.int64), np.array([4, -5], np.int64)]),
         ("Div", 7, {}, [np.float64(3.0) * f.astype(np.float64), np.array(7.0)]),
     ]
 

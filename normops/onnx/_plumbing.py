@@ -204,7 +204,7 @@ def _axes_argument(op, version, inputs, attributes):
 def _squeeze(version, inputs, attributes):
     data = inputs[0]
     axes = _axes_argument("Squeeze", version, inputs, attributes)
-    if axes is None:
+    if not axes:  # absent, or empty as ONNX Runtime reads it: every dimension of 1
         axes = [i for i, d in enumerate(data.shape) if d == 1]
     else:
         if version < 11 and any(a < 0 for a in axes):
