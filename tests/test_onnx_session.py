@@ -183,17 +183,20 @@ def test_every_unserved_operator_is_named_at_once():
         h.make_node("FancyNorm", ["s"], ["f"], domain="com.example"),
         h.make_node("Add", ["f", "x"], ["y"]),
         h.make_node("If", ["c"], ["z"], then_branch=then, else_branch=then),
+        h.make_node("LayerNormalization", ["x", "x"], ["ln"]),  # served from opset 17 only
     ]
     model = make_model(
         nodes,
         [h.make_tensor_value_info("x", T.FLOAT, [2]), h.make_tensor_value_info("c", T.BOOL, []),
          h.make_tensor_value_info("a", T.FLOAT, [2])],
-        [h.make_tensor_value_info("y", T.FLOAT, [2]), h.make_tensor_value_info("z", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2]), h.make_tensor_value_info("z", T.FLOAT, [2]),
+         h.make_tensor_value_info("ln", T.FLOAT, [2])],
         opset=13, extra_opsets=[("com.example", 3)])
     with pytest.raises(UnsupportedError) as info:
         InferenceSession(model)
     message = str(info.value)
-    assert "4 operators" in message
+    assert "5 operators" in message
+    assert "LayerNormalization (domain ai.onnx, opset 13, 1 node): not defined at opset 13 (first version: 17)" in message
     assert "Exp (domain ai.onnx, opset 13, 2 nodes)" in message
     assert "Relu (domain ai.onnx, opset 13, 1 node)" in message
     assert "FancyNorm (domain com.example, opset 3, 1 node)" in message

@@ -297,13 +297,15 @@ class InferenceSession:
                 else:
                     reason = plumbing.reason(version, attributes)
                 step.kind, step.impl, step.version, step.attributes = "plumbing", plumbing, version, attributes
-            else:
-                try:
+            elif (domain, node.op_type) in _registry.served_operators():
+                try:  # served at other opsets: the registry says why not this one
                     _registry.lookup(node.op_type, domain).version_for(opset)
                     reason = "not served"  # pragma: no cover - is_served said no
                 except (UnsupportedError, InvalidInputError) as exc:
                     message = str(exc)
                     reason = message.split(": ", 1)[1] if message.startswith(node.op_type + ":") else message
+            else:
+                reason = "not served"
             if reason is not None:
                 problems.setdefault(key, []).append(reason)
             steps.append(step)
