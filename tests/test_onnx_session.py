@@ -382,6 +382,25 @@ def test_mode_and_n_threads_reach_every_served_node(monkeypatch):
     assert calls == [("LayerNormalization", "exact", 1), ("Softmax", "exact", 1)]
 
 
+def test_intermediate_values_are_freed_after_their_last_use(monkeypatch):
+    import weakref
+
+    op = _registry.lookup("Softmax")
+    original, produced, alive = op.run, [], []
+
+    def spy(inputs, attributes, opset, mode, n_threads):
+        alive.append([ref() is not None for ref in produced])
+        outputs = original(inputs, attributes, opset, mode, n_threads)
+        produced.append(weakref.ref(outputs[0]))
+        return outputs
+
+    monkeypatch.setattr(op, "run", spy)
+    nodes = [h.make_node("Softmax", [a], [b]) for a, b in [("x", "a"), ("a", "b"), ("b", "c")]]
+    model = make_model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [4, 5])], [h.make_tensor_value_info("c", T.FLOAT, [4, 5])])
+    (c,) = InferenceSession(model).run(None, {"x": np.ones((4, 5), np.float32)})
+    assert alive == [[], [True], [False, True]]  # 'a' is gone once 'b' is computed
+
+
 def test_default_mode_follows_the_calling_threads_config():
     session = InferenceSession(transformer_block())
     x = batch(rows=64, seed=5)

@@ -378,11 +378,20 @@ class InferenceSession:
             if wanted.intersection(step.outputs):
                 needed.append(step)
                 wanted.update(n for n in step.inputs if n)
-        for step in reversed(needed):
+        needed.reverse()
+        last_use = {}  # intermediate value -> index of the last step reading it
+        for k, step in enumerate(needed):
+            for name in step.inputs:
+                last_use[name] = k
+        keep = set(output_names)
+        for k, step in enumerate(needed):
             inputs = [values[n] if n else None for n in step.inputs]
             for name, value in zip(step.outputs, self._run_step(step, inputs, mode, n_threads)):
                 if name:
                     values[name] = value
+            for name in step.inputs:  # free what no later step reads
+                if name and last_use.get(name) == k and name not in keep:
+                    values.pop(name, None)
 
         protected = list(feeds.values()) + list(self._constants.values())
         results = []
