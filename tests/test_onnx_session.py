@@ -575,6 +575,11 @@ def test_simplified_layer_normalization_model():
     (y,) = InferenceSession(model).run(None, {"x": x})
     same_bits(y, normops.simplified_layer_normalization(x, scale, epsilon=1e-6))
     np.testing.assert_allclose(y, ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+    # unsorted, behind a plumbing node: checked as a sorted copy with the node in a private domain
+    model.graph.node[0].input[0] = "x1"
+    model.graph.node.append(h.make_node("Identity", ["x"], ["x1"]))
+    same_bits(InferenceSession(model).run(None, {"x": x})[0], y)
+    assert model.graph.node[0].domain == "" and model.graph.node[0].op_type == "SimplifiedLayerNormalization"
 
 
 # --------------------------------------------------------------------------
