@@ -430,6 +430,22 @@ def test_concurrent_runs_of_one_session_give_the_serial_bits():
                     same_bits(g, w)
 
 
+def test_concurrent_runs_in_different_flavours():
+    """mode=None follows each calling thread's own normops.config."""
+    session = InferenceSession(transformer_block())
+    x = batch(rows=512, seed=14)
+    want = {mode: direct(x, mode)[0] for mode in ("exact", "fast")}
+    assert (want["exact"].view(np.uint32) != want["fast"].view(np.uint32)).any()  # the flavours are told apart
+
+    def run(mode):
+        with normops.config(mode=mode):
+            return mode, session.run(["probs"], {"x": x})[0]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for mode, got in pool.map(run, ["exact", "fast"] * 4):
+            same_bits(got, want[mode])
+
+
 # --------------------------------------------------------------------------
 # Plumbing operators: exactly ONNX Runtime's results
 
