@@ -30,12 +30,19 @@ def _verify_transcendentals(argv):
     return verify_transcendentals.main(argv)
 
 
+def _run_model(argv):
+    from normops.onnx import _cli
+
+    return _cli.main(argv)
+
+
 COMMANDS = {
     "info": (_info, "show the build: version, ISA level, OpenMP, threads"),
     "conformance": (_conformance, "run the ONNX backend node tests and write docs/conformance.md"),
     "bench": (_bench, "benchmark normops against ONNX Runtime, NumPy and PyTorch"),
     "verify-transcendentals": (_verify_transcendentals,
                                "check exp32/log32 on all 2^32 inputs and print their digests"),
+    "run-model": (_run_model, "load an ONNX model with normops.onnx; describe it or run it on .npy inputs"),
 }
 
 

@@ -1,0 +1,455 @@
+"""``InferenceSession``: an ONNX model run through normops.
+
+Load time does all the checking (model, operators, opsets, attributes,
+graph order); ``run`` only checks the feeds and evaluates the nodes in
+order. Nothing a run computes is stored on the session, so several threads
+may run one session at once.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+import onnx.checker
+import onnx.defs
+import onnx.external_data_helper
+import onnx.helper
+import onnx.numpy_helper
+from onnx import AttributeProto, TensorProto
+
+from .. import _config, _registry
+from .._errors import InvalidInputError, UnsupportedError
+from ._plumbing import PLUMBING
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+# Served default-domain operators onnx has no schema for (ONNX Runtime's
+# SimplifiedLayerNormalization) are checked under this domain instead.
+_UNCHECKED_DOMAIN = "normops.unchecked"
+_WHERE = "InferenceSession"
+
+
+def _domain_label(domain):
+    return "ai.onnx" if domain in _DEFAULT_DOMAINS else domain
+
+
+def _type_string(elem_type):
+    """ONNX Runtime's spelling: tensor(float), tensor(double), tensor(int64)..."""
+    return f"tensor({TensorProto.DataType.Name(elem_type).lower()})"
+
+
+class NodeArg:
+    """A graph input or output as ONNX Runtime describes it: ``name``,
+    ``type`` ('tensor(float)'...) and ``shape`` (ints, dimension names, or
+    None for an unknown dimension; None for an unknown rank)."""
+
+    __slots__ = ("name", "type", "shape", "_dtype")
+
+    def __init__(self, value_info):
+        self.name = value_info.name
+        tensor = value_info.type.tensor_type
+        self.type = _type_string(tensor.elem_type) if tensor.elem_type else "tensor(undefined)"
+        self._dtype = None
+        if tensor.elem_type:
+            try:
+                self._dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+            except (KeyError, TypeError, ValueError):
+                raise UnsupportedError(
+                    f"{_WHERE}: {value_info.name!r} has element type {self.type}, which NumPy cannot hold") from None
+        if tensor.HasField("shape"):
+            self.shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                          for d in tensor.shape.dim]
+        else:
+            self.shape = None
+
+    def __repr__(self):
+        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
+
+
+# --------------------------------------------------------------------------
+# Loading
+
+
+def _load(model):
+    if isinstance(model, onnx.ModelProto):
+        return model, None
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        try:
+            return onnx.load_model_from_string(bytes(model)), None
+        except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and friends
+            raise InvalidInputError(f"{_WHERE}: the bytes are not an ONNX model ({exc})") from None
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise InvalidInputError(f"{_WHERE}: no model file at {path!r}")
+        try:
+            return onnx.load(path), path
+        except Exception as exc:  # noqa: BLE001
+            raise InvalidInputError(f"{_WHERE}: cannot load {path!r}: {type(exc).__name__}: {exc}") from None
+    raise InvalidInputError(
+        f"{_WHERE}: argument 'model' must be a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
+
+
+def _attribute_value(attr):
+    """Python value of a node attribute (strings decoded, tensors as arrays);
+    graphs and sparse tensors raise UnsupportedError."""
+    if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+        raise UnsupportedError(f"attribute {attr.name!r} is a subgraph (subgraphs are not served)")
+    if attr.type in (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS,
+                     AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS):
+        raise UnsupportedError(f"attribute {attr.name!r} of type "
+                               f"{AttributeProto.AttributeType.Name(attr.type)} is not served")
+    value = onnx.helper.get_attribute_value(attr)
+
+    def convert(v):
+        if isinstance(v, bytes):
+            return v.decode("utf-8")
+        if isinstance(v, TensorProto):
+            return onnx.numpy_helper.to_array(v)
+        return v
+
+    return [convert(v) for v in value] if isinstance(value, list) else convert(value)
+
+
+def _label(index, node):
+    return f"node {index} ({node.op_type}{', ' + repr(node.name) if node.name else ''})"
+
+
+class _Step:
+    """One node, ready to run: ``kind`` is 'served' or 'plumbing'."""
+
+    __slots__ = ("label", "kind", "impl", "version", "inputs", "outputs", "attributes")
+
+
+def _topological_order(graph, available):
+    """Node indices in an order where every input is produced before use
+    (the file's order whenever it already is one)."""
+    nodes = graph.node
+    producer = {}
+    for i, node in enumerate(nodes):
+        for name in node.output:
+            if not name:
+                continue
+            if name in producer or name in available:
+                raise InvalidInputError(f"{_WHERE}: value {name!r} is produced twice ({_label(i, node)})")
+            producer[name] = i
+    waiting = [0] * len(nodes)
+    consumers = [[] for _ in nodes]
+    for i, node in enumerate(nodes):
+        for name in set(node.input):
+            if not name or name in available:
+                continue
+            if name not in producer:
+                raise InvalidInputError(f"{_WHERE}: input {name!r} of {_label(i, node)} is not defined in the graph")
+            waiting[i] += 1
+            consumers[producer[name]].append(i)
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in consumers[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) != len(nodes):
+        stuck = [_label(i, nodes[i]) for i in range(len(nodes)) if waiting[i]]
+        raise InvalidInputError(f"{_WHERE}: the graph has a cycle through {', '.join(stuck)}")
+    return order
+
+
+def _check(model, order, unchecked):
+    """onnx.checker.check_model (full_check=False) on the model, sorted, with
+    served operators onnx has no schema for moved to a private domain."""
+    if order != sorted(order) or unchecked:
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        del copy.graph.node[:]
+        copy.graph.node.extend(model.graph.node[i] for i in order)
+        for i, node in enumerate(copy.graph.node):
+            if order[i] in unchecked:
+                node.domain = _UNCHECKED_DOMAIN
+        if unchecked:
+            copy.opset_import.add(domain=_UNCHECKED_DOMAIN, version=1)
+        model = copy
+    try:
+        onnx.checker.check_model(model, full_check=False)
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        message = str(exc).strip().replace("\n\n", "\n")
+        raise InvalidInputError(f"{_WHERE}: the model fails onnx.checker: {message}") from None
+
+
+# --------------------------------------------------------------------------
+# The session
+
+
+class InferenceSession:
+    """Run an ONNX model whose nodes normops serves, like ONNX Runtime's
+    ``InferenceSession``.
+
+    ``model`` is a path (external data is read next to it), bytes or an
+    ``onnx.ModelProto``. ``mode`` ("exact" or "fast") and ``n_threads``
+    apply to every normops node; None follows ``normops.config`` in the
+    thread that calls ``run``.
+    """
+
+    def __init__(self, model, *, mode=None, n_threads=None):
+        self._mode = None if mode is None else _config.check_mode(mode, _WHERE)
+        self._n_threads = _config.check_n_threads(n_threads, _WHERE)
+        model, path = _load(model)
+        self._path = path
+        graph = model.graph
+        self._opsets = {}
+        for entry in model.opset_import:
+            domain = "" if entry.domain in _DEFAULT_DOMAINS else entry.domain
+            self._opsets[domain] = int(entry.version)
+
+        # Values known at load time.
+        if len(graph.sparse_initializer):
+            raise UnsupportedError(f"{_WHERE}: sparse initializers are not served")
+        constants = {}
+        for tensor in graph.initializer:
+            if onnx.external_data_helper.uses_external_data(tensor):
+                raise InvalidInputError(
+                    f"{_WHERE}: initializer {tensor.name!r} is stored in an external file; "
+                    "load the model from its path so normops can read it")
+            try:
+                constants[tensor.name] = onnx.numpy_helper.to_array(tensor)
+            except Exception as exc:  # noqa: BLE001
+                raise UnsupportedError(f"{_WHERE}: initializer {tensor.name!r} cannot be read: {exc}") from None
+        for value in list(graph.input) + list(graph.output):
+            if value.type.WhichOneof("value") != "tensor_type":
+                raise UnsupportedError(
+                    f"{_WHERE}: graph input/output {value.name!r} is not a tensor "
+                    f"({value.type.WhichOneof('value')}); only tensors are served")
+        self._inputs = [NodeArg(v) for v in graph.input if v.name not in constants]
+        self._overridable = [NodeArg(v) for v in graph.input if v.name in constants]
+        self._outputs = [NodeArg(v) for v in graph.output]
+        self._feedable = {a.name: a for a in self._inputs + self._overridable}
+
+        steps, unchecked = self._resolve(graph)
+        available = set(constants) | {v.name for v in graph.input}
+        order = _topological_order(graph, available)
+        _check(model, order, unchecked)
+        self._steps = []
+        for i in order:
+            step = steps[i]
+            if step.kind == "plumbing" and step.impl.op_type == "Constant":
+                value = self._run_step(step, [], None, None)[0]
+                constants[step.outputs[0]] = value
+            else:
+                self._steps.append(step)
+        for value in constants.values():
+            value.flags.writeable = False  # shared by concurrent runs: nothing may write them
+        self._constants = constants
+        self._output_names = [a.name for a in self._outputs]
+
+    def _resolve(self, graph):
+        """A _Step per node; UnsupportedError listing every unserved operator."""
+        steps, problems, unchecked = [], {}, set()
+        for i, node in enumerate(graph.node):
+            label = _label(i, node)
+            domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+            opset = self._opsets.get(domain)
+            if opset is None:
+                raise InvalidInputError(
+                    f"{_WHERE}: {label} is in domain {_domain_label(domain)!r}, which the model does not import")
+            key = (node.op_type, _domain_label(domain), opset)
+            try:
+                attributes = {a.name: _attribute_value(a) for a in node.attribute}
+            except UnsupportedError as exc:
+                problems.setdefault(key, []).append(str(exc))
+                steps.append(None)
+                continue
+            step = _Step()
+            step.label = label
+            step.inputs = list(node.input)
+            step.outputs = list(node.output)
+            reason = None
+            if _registry.is_served(domain, node.op_type, opset):
+                op = _registry.lookup(node.op_type, domain)
+                step.kind, step.impl, step.version = "served", op, op.version_for(opset)
+                if len(step.inputs) > len(op.inputs) or len(step.outputs) > len(op.outputs):
+                    raise InvalidInputError(
+                        f"{_WHERE}: {label} has {len(step.inputs)} inputs and {len(step.outputs)} outputs; "
+                        f"{node.op_type} takes at most {len(op.inputs)} and {len(op.outputs)}")
+                for k in range(op.n_required):
+                    if k >= len(step.inputs) or not step.inputs[k]:
+                        raise InvalidInputError(f"{_WHERE}: {label}: input {op.inputs[k]!r} is required")
+                try:
+                    step.attributes = op.fill_attributes(step.version, attributes)
+                except InvalidInputError as exc:
+                    raise InvalidInputError(f"{_WHERE}: {label}: {exc}") from None
+                if domain == "" and not onnx.defs.has(node.op_type, ""):
+                    unchecked.add(i)
+            elif domain == "" and node.op_type in PLUMBING:
+                plumbing = PLUMBING[node.op_type]
+                try:
+                    version = onnx.defs.get_schema(node.op_type, opset, "").since_version
+                except onnx.defs.SchemaError:
+                    version = None
+                if version is None:
+                    reason = f"not defined at opset {opset}"
+                else:
+                    reason = plumbing.reason(version, attributes)
+                step.kind, step.impl, step.version, step.attributes = "plumbing", plumbing, version, attributes
+            elif (domain, node.op_type) in _registry.served_operators():
+                try:  # served at other opsets: the registry says why not this one
+                    _registry.lookup(node.op_type, domain).version_for(opset)
+                    reason = "not served"  # pragma: no cover - is_served said no
+                except (UnsupportedError, InvalidInputError) as exc:
+                    message = str(exc)
+                    reason = message.split(": ", 1)[1] if message.startswith(node.op_type + ":") else message
+            else:
+                reason = "not served"
+            if reason is not None:
+                problems.setdefault(key, []).append(reason)
+            steps.append(step)
+        if problems:
+            lines = []
+            for (op_type, domain, opset), reasons in problems.items():
+                count = f"{len(reasons)} nodes" if len(reasons) > 1 else "1 node"
+                lines.append(f"{op_type} (domain {domain}, opset {opset}, {count}): "
+                             f"{'; '.join(dict.fromkeys(reasons))}")
+            raise UnsupportedError(
+                f"{_WHERE}: the model uses {len(problems)} operator{'s' if len(problems) > 1 else ''} "
+                "normops does not serve:\n  " + "\n  ".join(lines))
+        return steps, unchecked
+
+    # ----------------------------------------------------------------------
+    # ONNX Runtime's interface
+
+    def get_inputs(self):
+        """The inputs to feed (graph inputs without an initializer)."""
+        return list(self._inputs)
+
+    def get_outputs(self):
+        return list(self._outputs)
+
+    def get_overridable_initializers(self):
+        """Graph inputs with an initializer: a feed may replace the default."""
+        return list(self._overridable)
+
+    def get_providers(self):
+        return ["normops"]
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Compute ``output_names`` (None: every graph output) from
+        ``input_feed`` (name -> array); returns a list of numpy arrays.
+
+        ``run_options`` is None or a mapping with ``mode`` and/or
+        ``n_threads``, which override the session's for this run.
+        """
+        mode, n_threads = self._mode, self._n_threads
+        if run_options is not None:
+            if not isinstance(run_options, Mapping):
+                raise InvalidInputError(
+                    f"{_WHERE}.run: run_options must be None or a mapping, not {type(run_options).__name__}")
+            unknown = set(run_options) - {"mode", "n_threads"}
+            if unknown:
+                raise InvalidInputError(f"{_WHERE}.run: unknown run option {sorted(unknown)[0]!r} "
+                                        "(known: mode, n_threads)")
+            if run_options.get("mode") is not None:
+                mode = _config.check_mode(run_options["mode"], _WHERE)
+            if "n_threads" in run_options:
+                n_threads = _config.check_n_threads(run_options["n_threads"], _WHERE)
+        if output_names is None:
+            output_names = self._output_names
+        elif isinstance(output_names, str):
+            raise InvalidInputError(f"{_WHERE}.run: output_names must be a list of names, not a string")
+        else:
+            output_names = list(output_names)
+            for name in output_names:
+                if name not in self._output_names:
+                    raise InvalidInputError(
+                        f"{_WHERE}.run: {name!r} is not an output of the model "
+                        f"(outputs: {', '.join(self._output_names)})")
+        feeds = self._checked_feeds(input_feed)
+        values = dict(self._constants)
+        values.update(feeds)
+
+        wanted = set(output_names)
+        needed = []
+        for step in reversed(self._steps):  # only the nodes the outputs need
+            if wanted.intersection(step.outputs):
+                needed.append(step)
+                wanted.update(n for n in step.inputs if n)
+        needed.reverse()
+        last_use = {}  # intermediate value -> index of the last step reading it
+        for k, step in enumerate(needed):
+            for name in step.inputs:
+                last_use[name] = k
+        keep = set(output_names)
+        for k, step in enumerate(needed):
+            inputs = [values[n] if n else None for n in step.inputs]
+            for name, value in zip(step.outputs, self._run_step(step, inputs, mode, n_threads)):
+                if name:
+                    values[name] = value
+            for name in step.inputs:  # free what no later step reads
+                if name and last_use.get(name) == k and name not in keep:
+                    values.pop(name, None)
+
+        protected = list(feeds.values()) + list(self._constants.values())
+        results = []
+        for name in output_names:
+            out = values[name]
+            if not isinstance(out, np.ndarray):
+                out = np.asarray(out)
+            if not out.flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
+                out = np.array(out, order="C")  # the caller owns what it gets
+            results.append(out)
+            protected.append(out)  # an output named twice, or two outputs of one value
+        return results
+
+    def _checked_feeds(self, input_feed):
+        if not isinstance(input_feed, Mapping):
+            raise InvalidInputError(
+                f"{_WHERE}.run: input_feed must be a mapping of input names to arrays, "
+                f"not {type(input_feed).__name__}")
+        feeds = {}
+        for name, value in input_feed.items():
+            arg = self._feedable.get(name)
+            if arg is None:
+                raise InvalidInputError(
+                    f"{_WHERE}.run: {name!r} is not an input of the model "
+                    f"(inputs: {', '.join(a.name for a in self._inputs) or 'none'})")
+            if not isinstance(value, np.ndarray):
+                if isinstance(value, np.generic):
+                    value = np.asarray(value)
+                else:
+                    raise InvalidInputError(
+                        f"{_WHERE}.run: input {name!r} must be a numpy array, not {type(value).__name__}")
+            dtype = value.dtype
+            if not dtype.isnative:
+                value = value.astype(dtype.newbyteorder("="))
+            if arg._dtype is not None and value.dtype != arg._dtype:
+                raise InvalidInputError(
+                    f"{_WHERE}.run: input {name!r} has dtype {value.dtype}; the model declares {arg.type}")
+            if arg.shape is not None:
+                if value.ndim != len(arg.shape) or any(
+                        isinstance(d, int) and d != n for d, n in zip(arg.shape, value.shape)):
+                    raise InvalidInputError(
+                        f"{_WHERE}.run: input {name!r} has shape {value.shape}; the model declares {arg.shape}")
+            feeds[name] = value
+        missing = [a.name for a in self._inputs if a.name not in feeds]
+        if missing:
+            raise InvalidInputError(f"{_WHERE}.run: missing input{'s' if len(missing) > 1 else ''} "
+                                    f"{', '.join(map(repr, missing))}")
+        return feeds
+
+    @staticmethod
+    def _run_step(step, inputs, mode, n_threads):
+        try:
+            if step.kind == "served":
+                return step.impl.run(inputs, step.attributes, step.version, mode, n_threads)
+            return step.impl.run(step.version, inputs, step.attributes)
+        except (InvalidInputError, UnsupportedError) as exc:
+            raise type(exc)(f"{_WHERE}: {step.label}: {exc}") from None
+        except (ValueError, TypeError, IndexError) as exc:
+            if step.kind == "served":
+                raise
+            raise InvalidInputError(f"{_WHERE}: {step.label}: {type(exc).__name__}: {exc}") from None
