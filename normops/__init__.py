@@ -16,6 +16,7 @@ from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
 from .transcendental import exp32, log32
+from .batch import imap_batch, map_batch
 from . import ops, reference  # noqa: E402  (needs the operators registered above)
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "exp32", "log32",
+    "map_batch", "imap_batch",
 ]
