@@ -220,9 +220,9 @@ def column_mean_var(X, n_threads=None):
     Xt = np.ascontiguousarray(X.T)  # one column per row: Sum16 runs on contiguous memory
     n = X.dtype.type(X.shape[0])
     mean = _sum16_rows(Xt, n_threads) / n
-    np.subtract(Xt, mean[:, None], out=Xt)
-    np.multiply(Xt, Xt, out=Xt)
-    var = _sum16_rows(Xt, n_threads) / n
+    dev = Xt - mean[:, None]  # new array: Xt may be a view of the caller's X
+    np.multiply(dev, dev, out=dev)
+    var = _sum16_rows(dev, n_threads) / n
     return mean, var
 
 
@@ -296,23 +296,20 @@ class ColumnStandardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Standardised X (a new array of X's dtype)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=_DTYPES, reset=False, copy=True)
-        dtype = X.dtype
-        if self.with_mean:
-            X -= self.mean_.astype(dtype, copy=False)
+        X = validate_data(self, X, dtype=_DTYPES, reset=False)
+        out = X - self.mean_.astype(X.dtype, copy=False) if self.with_mean else X.copy()
         if self.with_std:
-            X /= self.scale_.astype(dtype, copy=False)
-        return X
+            out /= self.scale_.astype(X.dtype, copy=False)
+        return out
 
     def inverse_transform(self, X):
         """Undo ``transform``: ``X * scale_ + mean_``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=_DTYPES, reset=False, copy=True)
-        if self.with_std:
-            X *= self.scale_.astype(X.dtype, copy=False)
+        X = validate_data(self, X, dtype=_DTYPES, reset=False)
+        out = X * self.scale_.astype(X.dtype, copy=False) if self.with_std else X.copy()
         if self.with_mean:
-            X += self.mean_.astype(X.dtype, copy=False)
-        return X
+            out += self.mean_.astype(X.dtype, copy=False)
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
