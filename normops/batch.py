@@ -47,7 +47,8 @@ def _check_workers(max_workers, where):
     return value
 
 
-def _progress_bar(progress, total, where):
+def _tqdm(progress, where):
+    """tqdm's class when a bar is asked for, else None (checked eagerly)."""
     if progress is False or progress is None:
         return None
     if progress is not True and not isinstance(progress, dict):
@@ -57,6 +58,13 @@ def _progress_bar(progress, total, where):
         from tqdm.auto import tqdm
     except ImportError:
         raise UnsupportedError(f"{where}: progress=True needs tqdm (pip install tqdm)") from None
+    return tqdm
+
+
+def _progress_bar(progress, total, where):
+    tqdm = _tqdm(progress, where)
+    if tqdm is None:
+        return None
     options = {"total": total, "desc": where, "unit": "array"}
     if isinstance(progress, dict):
         options.update(progress)
@@ -117,7 +125,7 @@ def _generate(func, arrays, args, kwargs, max_workers, n_threads, progress, wher
             bar.close()
 
 
-def _prepare(func, arrays, max_workers, n_threads, where):
+def _prepare(func, arrays, max_workers, n_threads, progress, where):
     if not callable(func):
         raise InvalidInputError(f"{where}: argument 'func' must be callable, not {type(func).__name__}")
     try:
@@ -126,6 +134,7 @@ def _prepare(func, arrays, max_workers, n_threads, where):
         raise InvalidInputError(
             f"{where}: argument 'arrays' must be an iterable of arrays, not {type(arrays).__name__}") from None
     workers = _check_workers(max_workers, where)
+    _tqdm(progress, where)
     if n_threads is None:
         n_threads = _config.get_config()["n_threads"]
     n_threads = _config.check_n_threads(n_threads, where)
@@ -145,7 +154,7 @@ def imap_batch(func, arrays, *args, max_workers=None, n_threads=1, progress=Fals
     are in flight. Closing the generator early cancels the calls not yet
     started. Arguments are checked when the generator is created.
     """
-    workers, n_threads, total = _prepare(func, arrays, max_workers, n_threads, "imap_batch")
+    workers, n_threads, total = _prepare(func, arrays, max_workers, n_threads, progress, "imap_batch")
     return _generate(func, arrays, args, kwargs, workers, n_threads, progress, "imap_batch", total)
 
 
@@ -182,5 +191,5 @@ def map_batch(func, arrays, *args, max_workers=None, n_threads=1, progress=False
     unchanged in type, with ``batch_index`` set to the item's index and a
     note naming it.
     """
-    workers, n_threads, total = _prepare(func, arrays, max_workers, n_threads, _NAME)
+    workers, n_threads, total = _prepare(func, arrays, max_workers, n_threads, progress, _NAME)
     return list(_generate(func, arrays, args, kwargs, workers, n_threads, progress, _NAME, total))
