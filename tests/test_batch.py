@@ -143,3 +143,19 @@ def test_progress_without_tqdm(monkeypatch):
         normops.map_batch(normops.sigmoid, [np.ones(3)], progress=True)
     with pytest.raises(UnsupportedError, match="tqdm"):
         normops.imap_batch(normops.sigmoid, [np.ones(3)], progress=True)  # at creation, not at next()
+
+
+def test_benchmark_batch_measurement_small():
+    from normops.benchmark import batch as bench_batch
+    from normops.benchmark.cli import build_parser
+
+    got = bench_batch.measure_batch(workers=(2,), arrays=3, rows=4, cols=64, repeats=1)
+    assert got["workers"] == [1, 2]
+    assert set(got["cases"]) == {"LayerNormalization", "Softmax"}
+    for r in got["cases"].values():
+        assert r["identical"] is True and r["speedup"][1] == 1.0
+        assert all(v > 0 for v in r["el_per_ns"].values())
+    lines = bench_batch.batch_lines({"batch": got})
+    assert lines[0].startswith("map_batch LayerNormalization: 1 worker(s)") and "2 worker(s)" in lines[0]
+    assert bench_batch.batch_lines({"batch": None}) == []
+    assert build_parser().parse_args(["--batch"]).batch is True

@@ -381,7 +381,9 @@ def render_results_md(results, plot_file: str | None = None) -> str:
            + (" (quick: a smoke test, not a measurement)" if meta["settings"].get("quick") else ""),
            "", "## Method", "", _method_text(meta), "", "## Machine", ""]
     out += _machine_lines(meta)
-    extra = [x for x in [overhead_line(meta)] + bandwidth_lines(meta) if x]
+    from .batch import batch_lines
+
+    extra = [x for x in [overhead_line(meta)] + bandwidth_lines(meta) + batch_lines(meta) if x]
     if extra:
         out += ["", "## Overhead and bandwidth", ""] + [f"- {x}" for x in extra]
     if meta.get("notes"):
