@@ -3,6 +3,7 @@ laziness, errors, configuration in the workers, progress bar."""
 import itertools
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -159,3 +160,55 @@ def test_benchmark_batch_measurement_small():
     assert lines[0].startswith("map_batch LayerNormalization: 1 worker(s)") and "2 worker(s)" in lines[0]
     assert bench_batch.batch_lines({"batch": None}) == []
     assert build_parser().parse_args(["--batch"]).batch is True
+
+
+def _python_progress_inside_calls(call):
+    """Main-thread iterations that ran strictly inside the middle 80% of a
+    call made by another thread. The switch interval is made huge, so a
+    thread holding the GIL keeps it until it releases it itself (as the
+    kernels do with ``nogil``); the main thread yields with sleep(0)."""
+    call()  # warm up (page faults, first-call costs)
+    spans = []
+    done = threading.Event()
+
+    def worker():
+        for _ in range(5):
+            t0 = time.perf_counter()
+            call()
+            spans.append((t0, time.perf_counter()))
+        done.set()
+
+    stamps = []
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        thread = threading.Thread(target=worker)
+        thread.start()
+        while not done.is_set():
+            stamps.append(time.perf_counter())
+            time.sleep(0)
+        thread.join()
+    finally:
+        sys.setswitchinterval(old)
+    stamps = np.array(stamps)
+    return sum(int(((stamps > a + 0.1 * (b - a)) & (stamps < b - 0.1 * (b - a))).sum()) for a, b in spans)
+
+
+@pytest.mark.parametrize("name", ["layer_normalization", "softmax", "sigmoid", "exp32", "control"])
+def test_kernels_release_the_gil(name):
+    """The main thread keeps running Python code while another thread is
+    inside a kernel call; a C call that keeps the GIL (the control) lets
+    it run never."""
+    x = np.random.default_rng(5).standard_normal((2048, 2048), dtype=np.float32)
+    calls = {
+        "layer_normalization": lambda: normops.layer_normalization(x, np.ones(2048, np.float32), n_threads=1),
+        "softmax": lambda: normops.softmax(x, axis=-1, n_threads=1),
+        "sigmoid": lambda: normops.sigmoid(x, n_threads=1),
+        "exp32": lambda: normops.exp32(x, n_threads=1),
+        "control": lambda: sum(range(1_000_000)),
+    }
+    inside = _python_progress_inside_calls(calls[name])
+    if name == "control":
+        assert inside == 0
+    else:
+        assert inside > 0, f"{name} held the GIL"
