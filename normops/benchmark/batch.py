@@ -21,8 +21,8 @@ __all__ = ["measure_batch", "batch_lines", "METHOD"]
 
 METHOD = (
     "normops.map_batch over {arrays} float32 arrays of {rows}x{cols} (n_threads=1 per call), "
-    "best of {repeats} runs after a warm-up, in the benchmark's process; results compared "
-    "bit for bit with 1 worker."
+    "best of {repeats} runs after a warm-up, worker counts interleaved, in the benchmark's "
+    "process; results compared bit for bit with 1 worker."
 )
 
 
@@ -51,23 +51,19 @@ def measure_batch(workers=(1, 2), arrays: int = 32, rows: int = 256, cols: int =
     workers = sorted(set(int(w) for w in workers) | {1})
     out = {}
     for op, func, args, kwargs in _cases(cols):
-        rates, identical, first = {}, True, None
-        for w in workers:
-            def run():
-                return normops.map_batch(func, batch, *args, max_workers=w, n_threads=1, **kwargs)
+        def run(w):
+            return normops.map_batch(func, batch, *args, max_workers=w, n_threads=1, **kwargs)
 
-            results = run()  # warm-up
-            best = float("inf")
-            for _ in range(repeats):
+        results = {w: run(w) for w in workers}  # warm-up, and the bits to compare
+        best = dict.fromkeys(workers, float("inf"))
+        for _ in range(repeats):
+            for w in workers:  # interleaved, so a change of load hits every count alike
                 t0 = time.perf_counter()
-                run()
-                best = min(best, time.perf_counter() - t0)
-            rates[w] = elements / best / 1e9
-            if first is None:
-                first = results
-            else:
-                identical &= all(np.array_equal(a.view(np.uint32), b.view(np.uint32))
-                                 for a, b in zip(first, results))
+                run(w)
+                best[w] = min(best[w], time.perf_counter() - t0)
+        rates = {w: elements / best[w] / 1e9 for w in workers}
+        identical = all(np.array_equal(a.view(np.uint32), b.view(np.uint32))
+                        for w in workers for a, b in zip(results[1], results[w]))
         out[op] = {"el_per_ns": rates, "speedup": {w: rates[w] / rates[1] for w in workers},
                    "identical": identical}
     return {"method": METHOD.format(arrays=arrays, rows=rows, cols=cols, repeats=repeats),
