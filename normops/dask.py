@@ -25,6 +25,7 @@ every block call; with dask's thread pool (one block per core) pass
 Reductions (``normops.dask.sum``, ``mean``...) are not here yet; the plan
 is in docs/dask.md.
 """
+import operator
 import types
 
 import numpy as np
@@ -110,22 +111,22 @@ def _norm(name, function, X, params, axis, kwargs, full_output):
     whole = tuple(range(ax, X.ndim))
     kwargs["mode"] = _config.resolve_mode(kwargs.get("mode"), op_type)
 
-    def call(block, shift, output=None):
-        if output is None:
-            return function(block, *params, axis=ax + shift, **kwargs)
-        return function(block, *params, axis=ax + shift, full_output=True, **kwargs)[output]
+    def call(block, shift, full=False):
+        return function(block, *params, axis=ax + shift, full_output=full, **kwargs)
 
     Y = _rowwise(X, whole, call)
     if not full_output:
         return Y
-    outputs = [Y]
+    # one kernel call per block gives all the outputs: a graph layer whose
+    # blocks are tuples, then one layer per output picking its element
     Xw = _whole_along(X, whole)
-    for k in range(1, _STATS[name] + 1):
-        # the statistics: one value per row, shaped like X with the
-        # normalised axes of extent 1 (one chunk each)
-        chunks = Xw.chunks[:ax] + ((1,),) * (X.ndim - ax)
-        outputs.append(Xw.map_blocks(call, 0, k, chunks=chunks, dtype=np.float32,
-                                     meta=np.empty((0,) * X.ndim, np.float32)))
+    both = Xw.map_blocks(call, 0, True, dtype=Y.dtype, meta=np.empty((0,) * X.ndim, Y.dtype))
+    stats_chunks = Xw.chunks[:ax] + ((1,),) * (X.ndim - ax)  # one value per row
+    outputs = []
+    for k in range(_STATS[name] + 1):
+        dtype = Y.dtype if k == 0 else np.dtype(np.float32)
+        outputs.append(both.map_blocks(operator.getitem, k, chunks=Xw.chunks if k == 0 else stats_chunks,
+                                       dtype=dtype, meta=np.empty((0,) * X.ndim, dtype)))
     return tuple(outputs)
 
 
@@ -134,9 +135,8 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-05, stash_type=
     """``normops.layer_normalization`` on a dask array X (Scale and B are
     small arrays sent with every block). The axes from ``axis`` on are
     rechunked whole; the result has X's other chunks. With
-    ``full_output=True`` the statistics are dask arrays too (each block
-    of them is computed by its own kernel call, which recomputes Y's
-    block: ask for them only when you need them)."""
+    ``full_output=True`` every output is a dask array, all computed by
+    one kernel call per block."""
     params = (_small_param("layer_normalization", "Scale", Scale), _small_param("layer_normalization", "B", B))
     return _norm("layer_normalization", _normalization.layer_normalization, X, params, axis,
                  dict(epsilon=epsilon, stash_type=stash_type, opset=opset, mode=mode, n_threads=n_threads),

@@ -87,6 +87,24 @@ def test_full_output_statistics():
     assert len(nd.ops.softmax(X, full_output=True)) == 1
 
 
+def test_full_output_is_one_kernel_call_per_block(monkeypatch):
+    import normops.normalization as normalization
+
+    real = normalization.layer_normalization
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args[0].shape)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(normalization, "layer_normalization", counting)
+    lazy = nd.layer_normalization(da.from_array(X, chunks=(10, 6, 45)), W, B, axis=1, full_output=True)
+    calls.clear()  # the zero-size probe made when the graph was built
+    got = dask.compute(*lazy, scheduler="threads")
+    assert sorted(calls) == [(7, 6, 45)] + [(10, 6, 45)] * 3  # 4 blocks, once each
+    assert all(same_bits(g, w) for g, w in zip(got, real(X, W, B, axis=1, full_output=True)))
+
+
 def test_rechunks_only_the_normalised_axes():
     x = da.from_array(X, chunks=(5, 2, 9))
     assert nd.layer_normalization(x, W, B, axis=1).chunks == ((5,) * 7 + (2,), (6,), (45,))
@@ -127,12 +145,15 @@ def test_distributed_local_cluster():
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         x = da.from_array(X, chunks=(4, 3, 45))
-        ln, sm, sg = client.compute([nd.layer_normalization(x, W, B, axis=1, n_threads=1),
-                                     nd.log_softmax(x, axis=(0, 2), n_threads=1),
-                                     nd.sigmoid(x)], sync=True)
+        ln, sm, sg, stats = client.compute([nd.layer_normalization(x, W, B, axis=1, n_threads=1),
+                                            nd.log_softmax(x, axis=(0, 2), n_threads=1),
+                                            nd.sigmoid(x),
+                                            nd.layer_normalization(x, W[0], axis=-1, full_output=True)[1]],
+                                           sync=True)
     assert same_bits(ln, normops.layer_normalization(X, W, B, axis=1))
     assert same_bits(sm, normops.log_softmax(X, axis=(0, 2)))
     assert same_bits(sg, normops.sigmoid(X))
+    assert same_bits(stats, normops.layer_normalization(X, W[0], full_output=True)[1])
 
 
 def test_import_normops_imports_no_optional_dependency():
