@@ -62,7 +62,7 @@ class _RowWise(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """Check X and record ``n_features_in_`` (and ``feature_names_in_``
         when X has string column names). Nothing is learned."""
         X = validate_data(self, X, dtype=_DTYPES)
-        self._apply_check(X.shape[1], X.dtype)
+        self._apply(X[:0])  # checks every parameter now, not on the first transform
         return self
 
     def transform(self, X):
@@ -70,10 +70,6 @@ class _RowWise(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         returns a new array of X's float dtype."""
         X = validate_data(self, X, dtype=_DTYPES, reset=False)
         return self._apply(X)
-
-    def _apply_check(self, n_features, dtype):
-        """Parameter checks that need the feature count (run by fit too, so
-        a bad parameter fails there and not on the first transform)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -114,9 +110,6 @@ class LayerNormalizer(_RowWise):
         bias = _param_vector("LayerNormalizer", "bias", self.bias, n_features, dtype)
         return np.ones(n_features, dtype) if scale is None else scale, bias
 
-    def _apply_check(self, n_features, dtype):
-        self._params(n_features, dtype)
-
     def _apply(self, X):
         scale, bias = self._params(X.shape[1], X.dtype)
         return layer_normalization(X, scale, bias, axis=-1, epsilon=self.epsilon,
@@ -147,9 +140,6 @@ class RMSNormalizer(_RowWise):
         scale = _param_vector("RMSNormalizer", "scale", self.scale, n_features, dtype)
         return np.ones(n_features, dtype) if scale is None else scale
 
-    def _apply_check(self, n_features, dtype):
-        self._scale(n_features, dtype)
-
     def _apply(self, X):
         return rms_normalization(X, self._scale(X.shape[1], X.dtype), axis=-1, epsilon=self.epsilon,
                                  mode=self.mode, n_threads=self.n_threads)
@@ -172,12 +162,9 @@ class SoftmaxTransformer(_RowWise):
         self.mode = mode
         self.n_threads = n_threads
 
-    def _apply_check(self, n_features, dtype):
+    def _apply(self, X):
         if not isinstance(self.log, (bool, np.bool_)):
             raise InvalidInputError(f"SoftmaxTransformer: parameter 'log' must be True or False, not {self.log!r}")
-
-    def _apply(self, X):
-        self._apply_check(X.shape[1], X.dtype)
         function = scipy_log_softmax if self.log else scipy_softmax
         return function(X, axis=1, mode=self.mode, n_threads=self.n_threads)
 

@@ -156,7 +156,11 @@ def test_bad_parameters_raise_naming_them(data):
     with pytest.raises(InvalidInputError, match="n_threads"):
         ColumnStandardizer(n_threads=0).fit(data)
     with pytest.raises(InvalidInputError, match="mode"):
-        LayerNormalizer(mode="slow").fit_transform(data)
+        LayerNormalizer(mode="slow").fit(data)  # fit checks what transform will use
+    with pytest.raises(InvalidInputError, match="epsilon"):
+        RMSNormalizer(epsilon="small").fit(data)
+    with pytest.raises(InvalidInputError, match="n_threads"):
+        SoftmaxTransformer(n_threads=-2).fit(data)
     with pytest.raises(ValueError, match="features"):
         LayerNormalizer().fit(data).transform(data[:, :5])
 
