@@ -85,9 +85,13 @@ def _whole_along(X, whole):
     return X.rechunk({a: -1 for a in whole})
 
 
-def _rowwise(X, whole, call):
+def _rowwise(name, X, whole, call):
     """``call(block, shift)`` on every block of X rechunked along ``whole``;
     ``call(probe, shift)`` first validates and gives the output dtype."""
+    unknown = [a for a in whole if np.isnan(X.shape[a])]
+    if unknown:
+        raise UnsupportedError(f"{name}: the size of axis {unknown[0]} of the input is unknown (NaN chunks) and "
+                               f"the operator needs it whole; call compute_chunk_sizes() on the input first")
     shape, shift = _probe_shape(X.shape, whole)
     probe = call(np.zeros(shape, X.dtype), shift)
     X = _whole_along(X, whole)
@@ -114,7 +118,7 @@ def _norm(name, function, X, params, axis, kwargs, full_output):
     def call(block, shift, full=False):
         return function(block, *params, axis=ax + shift, full_output=full, **kwargs)
 
-    Y = _rowwise(X, whole, call)
+    Y = _rowwise(op_type, X, whole, call)
     if not full_output:
         return Y
     # one kernel call per block gives all the outputs: a graph layer whose
@@ -189,7 +193,7 @@ def _scipy_style(name, function, x, axis, mode, n_threads):
     if x.ndim == 0:
         return x.map_blocks(lambda b: function(b, mode=mode, n_threads=n_threads),
                             dtype=call(np.zeros((), x.dtype), 0).dtype)
-    return _rowwise(x, axes, call)
+    return _rowwise(name, x, axes, call)
 
 
 def softmax(x, axis=None, *, mode=None, n_threads=None):
@@ -221,7 +225,7 @@ def _onnx_rows(op, function, input, axis, opset, mode, n_threads, full_output):
     def call(block, shift):
         return function(block, axis=ax + shift, opset=opset, mode=mode, n_threads=n_threads)
 
-    Y = _rowwise(X, whole, call)
+    Y = _rowwise(name, X, whole, call)
     return (Y,) if full_output else Y
 
 

@@ -138,6 +138,11 @@ def test_errors_at_graph_construction():
         nd.layer_normalization(da.zeros(()), W)
     with pytest.raises(InvalidInputError, match="mode"):
         nd.sigmoid(x, mode="slow")
+    rows = x[x[:, 0, 0] > 0]  # unknown row counts: fine along kept axes, not along normalised ones
+    want = X[X[:, 0, 0] > 0]
+    assert same_bits(nd.layer_normalization(rows, W, axis=1).compute(), normops.layer_normalization(want, W, axis=1))
+    with pytest.raises(UnsupportedError, match="compute_chunk_sizes"):
+        nd.softmax(rows, axis=0)
 
 
 def test_distributed_local_cluster():
