@@ -212,3 +212,15 @@ def test_kernels_release_the_gil(name):
         assert inside == 0
     else:
         assert inside > 0, f"{name} held the GIL"
+
+
+def test_bench_batch_in_results_and_page(tmp_path):
+    from normops.benchmark import report, runner
+
+    res = runner.bench(cases="^LayerNormalization_32x64$", dtypes="float32", threads=1,
+                       runtimes="normops-exact", quick=True, overhead=False, batch=True, out=tmp_path)
+    assert res.meta["batch"]["workers"] == [1, 2]
+    loaded = report.load(tmp_path / "results.json")  # int keys become strings in JSON
+    page = report.render_page(loaded, plot_file=None)
+    assert "## Batches from threads" in page and "map_batch Softmax: 1 worker(s)" in page
+    assert "map_batch LayerNormalization" in (tmp_path / "results.md").read_text()

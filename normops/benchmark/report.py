@@ -451,6 +451,12 @@ def render_page(results, plot_file: str | None = "performance.png") -> str:
                 "bandwidth of the same thread count. The `%copy` columns give that limit "
                 "divided by the measured time. Inputs that fit in the caches can go above "
                 "100%: the limit is the main-memory one.", ""]
+    if meta.get("batch"):
+        from .batch import batch_lines
+
+        out += ["## Batches from threads", "",
+                "`normops.map_batch` at 1 and 2 workers ([batch.md](batch.md)):", ""]
+        out += [f"- {line}" for line in batch_lines(meta)] + [""]
     if plot_file:
         out += ["## Throughput", "",
                 "Input elements per ns against the number of elements of X (log scale); "
