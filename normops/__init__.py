@@ -9,6 +9,7 @@ from ._config import config, get_config, get_num_threads, set_config, set_num_th
 from ._errors import InvalidInputError, UnsupportedError
 from ._info import show_config
 from ._registry import MAX_OPSET, run
+from .batch import imap_batch, map_batch
 from ._version import __version__
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .activation import sigmoid
@@ -23,6 +24,7 @@ __all__ = [
     "InvalidInputError", "UnsupportedError",
     "config", "get_config", "set_config", "get_num_threads", "set_num_threads", "show_config",
     "run", "reference",
+    "map_batch", "imap_batch",
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "exp32", "log32",
