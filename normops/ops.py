@@ -8,9 +8,11 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 """
 from .activation import sigmoid
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
+from .row_divide import lp_normalization, mean_variance_normalization
 from .softmax import hardmax, log_softmax, softmax
 
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid",
+    "mean_variance_normalization", "lp_normalization",
 ]
