@@ -371,5 +371,62 @@ def sigmoid_case(n: int, dtypes: Sequence[str] = ("float32",)) -> Case:
 for _n in (1024, 65536, 1048576, 4194304):
     register(sigmoid_case(_n))
 
+
+def _np_mvn(inputs, attributes, acc=np.float32):
+    x = inputs[0].astype(acc)
+    axes = tuple(attributes["axes"])
+    d = x - x.mean(axis=axes, keepdims=True)
+    return (d / np.sqrt((d * d).mean(axis=axes, keepdims=True))).astype(inputs[0].dtype)
+
+
+def _torch_mvn(torch, tensors, attributes):
+    x = tensors[0]
+    dims = list(attributes["axes"])
+    d = x - x.mean(dim=dims, keepdim=True)
+    return d / (d * d).mean(dim=dims, keepdim=True).sqrt()
+
+
+def _np_lp(inputs, attributes, acc=np.float32):
+    x = inputs[0].astype(acc)
+    a = np.abs(x) if attributes["p"] == 1 else x * x
+    norm = a.sum(axis=attributes["axis"], keepdims=True)
+    norm = norm if attributes["p"] == 1 else np.sqrt(norm)
+    return (x / np.where(norm == 0, 1, norm)).astype(inputs[0].dtype)
+
+
+def _torch_lp(torch, tensors, attributes):
+    return torch.nn.functional.normalize(tensors[0], p=attributes["p"], dim=attributes["axis"], eps=0.0)
+
+
+def row_divide_case(op_type: str, shape: Sequence[int], attributes: dict,
+                    dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) a MeanVarianceNormalization (opset 13,
+    ``axes``) or LpNormalization (opset 22, ``axis``, ``p``) case."""
+    shape = tuple(int(d) for d in shape)
+    if op_type == "MeanVarianceNormalization":
+        suffix, np_fn, torch_fn, fn, opset = "_axes" + "".join(map(str, attributes["axes"])), _np_mvn, \
+            _torch_mvn, "mean_variance_normalization", 13
+        width = int(np.prod([shape[a] for a in attributes["axes"]]))
+    else:
+        suffix, np_fn, torch_fn, fn, opset = f"_axis{attributes['axis']}_p{attributes['p']}", _np_lp, \
+            _torch_lp, "lp_normalization", 22
+        width = shape[attributes["axis"]]
+
+    def make(rng, dtype):
+        return [(rng.standard_normal(shape) * 3 + 1).astype(dtype)]
+
+    return Case(
+        name=f"{op_type}_{'x'.join(map(str, shape))}{suffix}", op_type=op_type, opset=opset,
+        shape=shape, attributes=dict(attributes), dtypes=tuple(np.dtype(d).name for d in dtypes),
+        make_inputs=make, numpy_fn=np_fn, torch_fn=torch_fn, normops_fn=fn, width=width,
+        input_names=("X",) if op_type == "MeanVarianceNormalization" else ("input",),
+    )
+
+
+register(row_divide_case("MeanVarianceNormalization", (8, 64, 32, 32), {"axes": (0, 2, 3)}))
+register(row_divide_case("MeanVarianceNormalization", (32, 64, 1024), {"axes": (2,)}))
+register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 1, "p": 2}))
+register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 0, "p": 1}))
+
 #: The per-call overhead probe: a node so small that the time is the call.
 OVERHEAD_CASE = register(normalization_case("LayerNormalization", (1, 8), hidden=True))
