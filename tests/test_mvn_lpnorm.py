@@ -197,3 +197,15 @@ def test_against_onnxruntime():
     const = np.array([[2, 2, 2], [1, 2, 4]], np.float32)
     np.testing.assert_array_equal(normops.mean_variance_normalization(const, axes=[1]),
                                   ort_run(MVN, const, 13, axes=[1]))  # NaN where ORT has NaN
+
+
+def test_onnx_backend_node_cases_pass_in_both_flavours():
+    pytest.importorskip("onnx")
+    from normops import conformance
+
+    cases = [c for c in conformance.discover("mvn|normalization_axis|lpnormalization") if c.served]
+    assert {c.op_type for c in cases} == {MVN, LP} and len(cases) >= 7
+    for case in cases:
+        for mode in ("exact", "fast"):
+            outcome = conformance.run_case(case, mode)
+            assert outcome.status == conformance.PASSED, (case.name, mode, outcome)
