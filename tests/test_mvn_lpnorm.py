@@ -209,3 +209,21 @@ def test_onnx_backend_node_cases_pass_in_both_flavours():
         for mode in ("exact", "fast"):
             outcome = conformance.run_case(case, mode)
             assert outcome.status == conformance.PASSED, (case.name, mode, outcome)
+
+
+def test_in_an_onnx_model():
+    helper = pytest.importorskip("onnx.helper")
+    from onnx import TensorProto
+
+    import normops.onnx
+
+    shape = [2, 3, 4, 5]
+    nodes = [helper.make_node(MVN, ["X"], ["Y"], axes=[0, -1, 2]),
+             helper.make_node(LP, ["Y"], ["Z"], axis=1, p=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("Z", TensorProto.FLOAT, shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = make_x(np.random.default_rng(9), tuple(shape), np.dtype(np.float32))
+    (z,) = normops.onnx.InferenceSession(model.SerializeToString()).run(None, {"X": x})
+    want = normops.lp_normalization(normops.mean_variance_normalization(x, axes=[0, 2, 3]), axis=1, p=1)
+    assert_same_bits(z, want)
