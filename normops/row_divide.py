@@ -14,7 +14,7 @@ from ._validate import (
     at_least_rank, axis_attribute, compute_dtype, contiguous, float_input, int_attribute, product,
     rounded_to,
 )
-from . import _isa
+from . import _config, _isa
 from .normalization import _kernel_storage
 from .reference import _rowdivide as _reference_rowdivide
 
@@ -94,6 +94,39 @@ LP_NORMALIZATION = register(OpDef(
     attributes={"axis": -1, "p": 2}, bind=_bind, compute=_compute, reference=_reference))
 
 
+_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _direct(op, X, cols_axes, kind, opset, mode, n_threads):
+    """The per-call quick route: X a non-empty C-contiguous aligned
+    float32/float64 ndarray whose row is its last ``cols_axes`` axes, no
+    conversion or transpose needed. None for anything else; the full path
+    then validates (the only place errors are raised)."""
+    if (type(X) is not np.ndarray or X.dtype not in _DIRECT_DTYPES or not X.size
+            or not (X.flags.c_contiguous and X.flags.aligned)
+            or not (mode is None or mode == "exact" or mode == "fast")
+            or not (opset is None or (type(opset) is int and opset in op._version_cache))):
+        return None
+    cols = product(X.shape[X.ndim - cols_axes:])
+    y = np.empty(X.shape, X.dtype)
+    _isa.kernels.row_divide(X, y, X.size // cols, cols, kind, _config.kernel_threads(n_threads, op.op_type))
+    return y
+
+
+def _trailing(axes, ndim):
+    """How many trailing axes ``axes`` names exactly (0: not a trailing
+    set of plain ints, or anything to validate)."""
+    if type(axes) not in (tuple, list) or not axes or len(axes) > ndim:
+        return 0
+    seen = set()
+    for a in axes:
+        if type(a) is not int or not -ndim <= a < ndim:
+            return 0
+        seen.add(a % ndim)
+    k = len(axes)
+    return k if seen == set(range(ndim - k, ndim)) else 0
+
+
 def _named(op, X, attributes, opset, mode, n_threads, full_output):
     outputs = op.call((X,), attributes, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
@@ -107,6 +140,11 @@ def mean_variance_normalization(X, *, axes=(0, 2, 3), opset=None, mode=None, n_t
     gives NaN). ``axes`` may be negative and in any order, not repeated;
     empty means every axis. Returns Y, or ``(Y,)`` with ``full_output=True``.
     """
+    if not full_output and type(X) is np.ndarray and X.ndim >= 1:
+        k = _trailing(axes, X.ndim)
+        y = _direct(MEAN_VARIANCE_NORMALIZATION, X, k, _DIVIDE_BY_STD, opset, mode, n_threads) if k else None
+        if y is not None:
+            return y
     return _named(MEAN_VARIANCE_NORMALIZATION, X, {"axes": axes}, opset, mode, n_threads, full_output)
 
 
@@ -116,4 +154,10 @@ def lp_normalization(input, *, axis=-1, p=2, opset=None, mode=None, n_threads=No
     squares (p=2); a slice whose norm is 0 gives zeros (as ONNX Runtime).
     Returns the output, or ``(output,)`` with ``full_output=True``.
     """
+    if (not full_output and type(input) is np.ndarray and input.ndim >= 1 and type(axis) is int
+            and (axis == -1 or axis == input.ndim - 1) and type(p) is int and (p == 1 or p == 2)):
+        y = _direct(LP_NORMALIZATION, input, 1, _DIVIDE_BY_L1 if p == 1 else _DIVIDE_BY_L2,
+                    opset, mode, n_threads)
+        if y is not None:
+            return y
     return _named(LP_NORMALIZATION, input, {"axis": axis, "p": p}, opset, mode, n_threads, full_output)

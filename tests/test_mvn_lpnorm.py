@@ -227,3 +227,29 @@ def test_in_an_onnx_model():
     (z,) = normops.onnx.InferenceSession(model.SerializeToString()).run(None, {"X": x})
     want = normops.lp_normalization(normops.mean_variance_normalization(x, axes=[0, 2, 3]), axis=1, p=1)
     assert_same_bits(z, want)
+
+
+def test_quick_route_of_the_named_functions():
+    """Named calls on contiguous float32/float64 with the row last skip the
+    validation layer; they must give the reference's bits, and anything
+    unusual must still reach the validation."""
+    rng = np.random.default_rng(21)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        x = make_x(rng, (3, 5, 40), dtype, special=True)
+        for axes in ([2], (-1,), [1, 2], (-1, 1), [0, 1, 2], [2, -2, 0]):
+            for n in (None, 1, 3):
+                assert_same_bits(normops.mean_variance_normalization(x, axes=axes, n_threads=n),
+                                 normops.reference.run(MVN, [x], {"axes": list(axes)})[0], f"{axes}")
+        for p in (1, 2):
+            for axis in (-1, 2):
+                assert_same_bits(normops.lp_normalization(x, axis=axis, p=p, mode="fast"),
+                                 normops.reference.run(LP, [x], {"axis": axis, "p": p})[0])
+        with pytest.raises(InvalidInputError, match="axes"):
+            normops.mean_variance_normalization(x, axes=[2, -1])
+        with pytest.raises(InvalidInputError, match="n_threads"):
+            normops.mean_variance_normalization(x, axes=[2], n_threads=0)
+        with pytest.raises(InvalidInputError, match="mode"):
+            normops.lp_normalization(x, mode="quick")
+        with pytest.raises(UnsupportedError):
+            normops.mean_variance_normalization(x, axes=[2], opset=8)
+    assert normops.lp_normalization(np.ones((2, 0), np.float32)).shape == (2, 0)
