@@ -1,0 +1,213 @@
+/* The Reduce* kernels on native vectors (seed spec, "Reductions";
+ * decisions.md §3, §6). The front layer has arranged the data as
+ * outer x reduced x inner, C-contiguous:
+ *
+ *  - column layout (inner > 1 kept): a tile of up to 256 neighbouring
+ *    outputs is accumulated row after row, each output sequentially from the
+ *    identity in reduced-tuple order; lane l of a vector is output l, so the
+ *    vectors only run outputs side by side and every output keeps its own
+ *    order (one pass over the data, whatever the ISA width);
+ *  - row layout (inner = 1): each output's sequence is contiguous; sums use
+ *    the canonical Sum16 of sum16.h, products multiply sequentially from 1,
+ *    max/min scan in lanes (see row_scan).
+ *
+ * Max/min here ignore NaN (a NaN first element is the front layer's rule);
+ * MAX_NAN / MIN_NAN let any NaN win (LogSumExp's maximum, NumPy's max).
+ * Only + - * and compares; exp through transcendental.h one element at a
+ * time. */
+#ifndef NORMOPS_REDUCE_H
+#define NORMOPS_REDUCE_H
+
+#include "sum16.h"
+#include "transcendental.h"
+
+enum normops_reduce_op {
+    NORMOPS_R_SUM, NORMOPS_R_SUM_ABS, NORMOPS_R_SUM_SQUARE, NORMOPS_R_SUM_EXP,
+    NORMOPS_R_PROD, NORMOPS_R_MAX, NORMOPS_R_MIN, NORMOPS_R_MAX_NAN, NORMOPS_R_MIN_NAN
+};
+
+/* Outputs per column tile (seed spec). */
+#define NORMOPS_TILE 256
+/* Terms evaluated by exp at a time in the row layout (a multiple of 16). */
+#define NORMOPS_EXP_PIECE 1024
+
+/* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map */
+#define NORMOPS_DEFINE_REDUCE(T, N, EXP)                                                      \
+NORMOPS_ALWAYS_INLINE T N##_identity(int op) {                                               \
+    const T inf = (T)__builtin_inf();                                                        \
+    if (op == NORMOPS_R_PROD) return 1;                                                      \
+    if (op == NORMOPS_R_MAX || op == NORMOPS_R_MAX_NAN) return -inf;                         \
+    if (op == NORMOPS_R_MIN || op == NORMOPS_R_MIN_NAN) return inf;                          \
+    return 0;                                                                                \
+}                                                                                            \
+                                                                                             \
+/* acc (op) x for one lane: the sequential step of every op but SUM_EXP */                   \
+NORMOPS_ALWAYS_INLINE T N##_step1(T acc, T x, int op) {                                      \
+    switch (op) {                                                                            \
+    case NORMOPS_R_SUM_ABS: return acc + __builtin_fabs(x);                                  \
+    case NORMOPS_R_SUM_SQUARE: return acc + x * x;                                           \
+    case NORMOPS_R_PROD: return acc * x;                                                     \
+    case NORMOPS_R_MAX: return x > acc ? x : acc;                                            \
+    case NORMOPS_R_MIN: return x < acc ? x : acc;                                            \
+    case NORMOPS_R_MAX_NAN: return (x > acc || x != x) ? x : acc;                            \
+    case NORMOPS_R_MIN_NAN: return (x < acc || x != x) ? x : acc;                            \
+    default: return acc + x;                                                                 \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
+NORMOPS_ALWAYS_INLINE N##_vec N##_blend(N##_bits take, N##_vec x, N##_vec acc) {             \
+    return (N##_vec)(((N##_bits)x & take) | ((N##_bits)acc & ~take));                        \
+}                                                                                            \
+                                                                                             \
+/* the same step on every lane of a vector */                                                \
+NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {                    \
+    switch (op) {                                                                            \
+    case NORMOPS_R_SUM_ABS: return acc + N##_term(x, 0, NORMOPS_TERM_ABSOLUTE);              \
+    case NORMOPS_R_SUM_SQUARE: return acc + x * x;                                           \
+    case NORMOPS_R_PROD: return acc * x;                                                     \
+    case NORMOPS_R_MAX: return N##_blend(x > acc, x, acc);                                   \
+    case NORMOPS_R_MIN: return N##_blend(x < acc, x, acc);                                   \
+    case NORMOPS_R_MAX_NAN: return N##_blend((x > acc) | (x != x), x, acc);                  \
+    case NORMOPS_R_MIN_NAN: return N##_blend((x < acc) | (x != x), x, acc);                  \
+    default: return acc + x;                                                                 \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
+/* Column tile: out[j * out_stride] = op over r < R of x[r * C + j], j < w <= 256. */        \
+NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op,  \
+                                       T* out, ptrdiff_t out_stride) {                       \
+    N##_vec acc[NORMOPS_TILE / N##_LANES];                                                   \
+    T tail[N##_LANES];                                                                       \
+    const int nv = w / N##_LANES, nt = w % N##_LANES;                                        \
+    const T id = N##_identity(op);                                                           \
+    N##_vec idv = {0};                                                                       \
+    idv = idv + id;                                                                          \
+    for (int v = 0; v < nv; v++) acc[v] = idv;                                               \
+    for (int j = 0; j < nt; j++) tail[j] = id;                                               \
+    ptrdiff_t r = 0;                                                                         \
+    for (; r + 1 < R; r += 2) { /* two rows per visit of the accumulators, in order */       \
+        const T* a = x + r * C;                                                              \
+        const T* b = a + C;                                                                  \
+        for (int v = 0; v < nv; v++)                                                         \
+            acc[v] = N##_stepv(N##_stepv(acc[v], *(const N##_unaligned*)(a + v * N##_LANES), op), \
+                               *(const N##_unaligned*)(b + v * N##_LANES), op);              \
+        for (int j = 0; j < nt; j++)                                                         \
+            tail[j] = N##_step1(N##_step1(tail[j], a[nv * N##_LANES + j], op), b[nv * N##_LANES + j], op); \
+    }                                                                                        \
+    if (r < R) {                                                                             \
+        const T* a = x + r * C;                                                              \
+        for (int v = 0; v < nv; v++)                                                         \
+            acc[v] = N##_stepv(acc[v], *(const N##_unaligned*)(a + v * N##_LANES), op);      \
+        for (int j = 0; j < nt; j++) tail[j] = N##_step1(tail[j], a[nv * N##_LANES + j], op);\
+    }                                                                                        \
+    for (int v = 0; v < nv; v++)                                                             \
+        for (int l = 0; l < N##_LANES; l++) out[(v * N##_LANES + l) * out_stride] = acc[v][l];\
+    for (int j = 0; j < nt; j++) out[(nv * N##_LANES + j) * out_stride] = tail[j];           \
+}                                                                                            \
+                                                                                             \
+/* Column tile of exp(x - center[j]) sums, sequential per output. */                         \
+static inline void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, const T* center,\
+                                T* out, ptrdiff_t out_stride) {                              \
+    T acc[NORMOPS_TILE], e[NORMOPS_TILE];                                                    \
+    for (int j = 0; j < w; j++) acc[j] = 0;                                                  \
+    for (ptrdiff_t r = 0; r < R; r++) {                                                      \
+        const T* a = x + r * C;                                                              \
+        for (int j = 0; j < w; j++) e[j] = a[j] - center[j];  /* rounded before exp */       \
+        normops_tfunc_map(EXP, e, e, w);                                                     \
+        for (int j = 0; j < w; j++) acc[j] = acc[j] + e[j];                                  \
+    }                                                                                        \
+    for (int j = 0; j < w; j++) out[j * out_stride] = acc[j];                                \
+}                                                                                            \
+                                                                                             \
+/* One column tile of any op (constant op per call, so each loop is specialised). */        \
+static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op,\
+                                           const T* center, T* out, ptrdiff_t out_stride) {  \
+    switch (op) {                                                                            \
+    case NORMOPS_R_SUM: N##_cols_op(x, R, C, w, NORMOPS_R_SUM, out, out_stride); break;      \
+    case NORMOPS_R_SUM_ABS: N##_cols_op(x, R, C, w, NORMOPS_R_SUM_ABS, out, out_stride); break; \
+    case NORMOPS_R_SUM_SQUARE: N##_cols_op(x, R, C, w, NORMOPS_R_SUM_SQUARE, out, out_stride); break; \
+    case NORMOPS_R_SUM_EXP: N##_cols_exp(x, R, C, w, center, out, out_stride); break;        \
+    case NORMOPS_R_PROD: N##_cols_op(x, R, C, w, NORMOPS_R_PROD, out, out_stride); break;    \
+    case NORMOPS_R_MAX: N##_cols_op(x, R, C, w, NORMOPS_R_MAX, out, out_stride); break;      \
+    case NORMOPS_R_MIN: N##_cols_op(x, R, C, w, NORMOPS_R_MIN, out, out_stride); break;      \
+    case NORMOPS_R_MAX_NAN: N##_cols_op(x, R, C, w, NORMOPS_R_MAX_NAN, out, out_stride); break; \
+    default: N##_cols_op(x, R, C, w, NORMOPS_R_MIN_NAN, out, out_stride); break;             \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
+/* Row scan of max/min: lanes scan strided subsets, then the lane results are                \
+ * scanned by the same rule. The value is the sequential scan's; only a tie                  \
+ * between -0 and +0 could depend on the lanes, so a zero result is replaced by              \
+ * the first zero of the sequence, which is the sequential scan's choice. */                 \
+NORMOPS_ALWAYS_INLINE T N##_row_scan(const T* x, ptrdiff_t n, int op) {                      \
+    const T id = N##_identity(op);                                                           \
+    N##_vec m = {0};                                                                         \
+    m = m + id;                                                                              \
+    ptrdiff_t i = 0, full = n - n % N##_LANES;                                               \
+    for (; i < full; i += N##_LANES) m = N##_stepv(m, *(const N##_unaligned*)(x + i), op);  \
+    T best = id;                                                                             \
+    for (int l = 0; l < N##_LANES; l++) best = N##_step1(best, m[l], op);                    \
+    for (; i < n; i++) best = N##_step1(best, x[i], op);                                     \
+    if (best == 0)                                                                           \
+        for (i = 0; i < n; i++)                                                              \
+            if (x[i] == 0) return x[i];                                                      \
+    return best;                                                                             \
+}                                                                                            \
+                                                                                             \
+/* Sum16 of exp(x[j] - c): the terms are made NORMOPS_EXP_PIECE at a time. */               \
+static inline T N##_row_exp(const T* x, ptrdiff_t n, T c) {                                  \
+    N##_partials p = {{{0}}};                                                                \
+    T e[NORMOPS_EXP_PIECE];                                                                  \
+    for (ptrdiff_t i = 0; i < n; i += NORMOPS_EXP_PIECE) {                                   \
+        ptrdiff_t m = n - i < NORMOPS_EXP_PIECE ? n - i : NORMOPS_EXP_PIECE;                 \
+        for (ptrdiff_t j = 0; j < m; j++) e[j] = x[i + j] - c;  /* rounded before exp */     \
+        normops_tfunc_map(EXP, e, e, m);                                                     \
+        ptrdiff_t full = m - m % 16, k;                                                      \
+        for (k = 0; k < full; k += 16) N##_add16(&p, e + k, 0, NORMOPS_TERM_VALUE);          \
+        if (full < m) N##_add_tail(&p, e + full, m - full, 0, NORMOPS_TERM_VALUE);           \
+    }                                                                                        \
+    return N##_fold(&p);                                                                     \
+}                                                                                            \
+                                                                                             \
+NORMOPS_ALWAYS_INLINE void N##_rows_scan(const T* x, ptrdiff_t count, ptrdiff_t n, int op, T* out) { \
+    for (ptrdiff_t i = 0; i < count; i++) out[i] = N##_row_scan(x + i * n, n, op);           \
+}                                                                                            \
+                                                                                             \
+/* out[i] = op over the contiguous sequence x[i * n .. (i + 1) * n), i < count;              \
+ * center[i] is the shift of SUM_EXP (else unused). */                                       \
+static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_t n, int op, \
+                                           const T* center, T* out) {                        \
+    static const T zeros[4] = {0, 0, 0, 0};                                                  \
+    ptrdiff_t i = 0;                                                                         \
+    int term;                                                                                \
+    switch (op) {                                                                            \
+    case NORMOPS_R_SUM: case NORMOPS_R_SUM_ABS: case NORMOPS_R_SUM_SQUARE:                   \
+        /* x * x is (x - 0) * (x - 0) bit for bit */                                         \
+        term = op == NORMOPS_R_SUM ? NORMOPS_TERM_VALUE                                      \
+             : op == NORMOPS_R_SUM_ABS ? NORMOPS_TERM_ABSOLUTE : NORMOPS_TERM_SQUARED_DEVIATION; \
+        for (; i + 4 <= count; i += 4)                                                       \
+            normops_sum16_##T(x + i * n, n, 4, n, zeros, term, out + i, NULL);               \
+        for (; i < count; i++) normops_sum16_##T(x + i * n, n, 1, n, zeros, term, out + i, NULL); \
+        break;                                                                               \
+    case NORMOPS_R_SUM_EXP:                                                                  \
+        for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);               \
+        break;                                                                               \
+    case NORMOPS_R_PROD:                                                                     \
+        for (; i < count; i++) {                                                             \
+            T p = 1;                                                                         \
+            const T* a = x + i * n;                                                          \
+            for (ptrdiff_t j = 0; j < n; j++) p = p * a[j];                                  \
+            out[i] = p;                                                                      \
+        }                                                                                    \
+        break;                                                                               \
+    case NORMOPS_R_MAX: N##_rows_scan(x, count, n, NORMOPS_R_MAX, out); break;               \
+    case NORMOPS_R_MIN: N##_rows_scan(x, count, n, NORMOPS_R_MIN, out); break;               \
+    case NORMOPS_R_MAX_NAN: N##_rows_scan(x, count, n, NORMOPS_R_MAX_NAN, out); break;       \
+    default: N##_rows_scan(x, count, n, NORMOPS_R_MIN_NAN, out); break;                      \
+    }                                                                                        \
+}
+
+NORMOPS_DEFINE_REDUCE(float, normops_f32, NORMOPS_T_EXP32)
+NORMOPS_DEFINE_REDUCE(double, normops_f64, NORMOPS_T_EXP64)
+
+#endif

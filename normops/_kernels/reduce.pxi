@@ -1,0 +1,168 @@
+# The Reduce* accumulations (seed spec, "Reductions"; decisions.md §6). The
+# loops are in reduce.h; here: chunks, threads and the long-reduction blocks.
+# Finishing (mean, sqrt, log, NaN rules) is the front layer's
+# (normops/reduction.py), on the per-output results.
+
+cdef extern from "reduce.h" nogil:
+    cdef enum normops_reduce_op:
+        NORMOPS_R_SUM
+        NORMOPS_R_SUM_EXP
+        NORMOPS_R_PROD
+        NORMOPS_R_MAX
+        NORMOPS_R_MIN
+        NORMOPS_R_MAX_NAN
+        NORMOPS_R_MIN_NAN
+    const int NORMOPS_TILE
+    void normops_reduce_cols_float(const float* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
+                                   const float* center, float* out, Py_ssize_t out_stride)
+    void normops_reduce_cols_double(const double* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
+                                    const double* center, double* out, Py_ssize_t out_stride)
+    void normops_reduce_rows_float(const float* x, Py_ssize_t count, Py_ssize_t n, int op,
+                                   const float* center, float* out)
+    void normops_reduce_rows_double(const double* x, Py_ssize_t count, Py_ssize_t n, int op,
+                                    const double* center, double* out)
+
+# Reduction chunks: max(1, REDUCE_CHUNK_ELEMENTS // work) units (seed spec).
+cdef Py_ssize_t REDUCE_CHUNK_ELEMENTS = 32768
+# decisions.md §6: a sequence of at least LONG_TERMS terms is cut into
+# blocks of BLOCK_TERMS, reduced independently and then combined.
+cdef Py_ssize_t LONG_TERMS = 1 << 20
+cdef Py_ssize_t BLOCK_TERMS = 1 << 16
+
+
+cdef inline int combine_op(int op) noexcept nogil:
+    """How block results combine: sums by Sum16, the rest by their own rule."""
+    if op == NORMOPS_R_PROD or op == NORMOPS_R_MAX or op == NORMOPS_R_MIN \
+            or op == NORMOPS_R_MAX_NAN or op == NORMOPS_R_MIN_NAN:
+        return op
+    return NORMOPS_R_SUM
+
+
+cdef inline const floating* shifted(const floating* p, Py_ssize_t k) noexcept nogil:
+    """p + k, or NULL when p is (center is only given for SUM_EXP)."""
+    if p == NULL:
+        return NULL
+    return p + k
+
+
+cdef inline void cols_tile(const floating* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
+                           const floating* center, floating* out, Py_ssize_t out_stride) noexcept nogil:
+    if floating is float:
+        normops_reduce_cols_float(x, R, C, w, op, center, out, out_stride)
+    else:
+        normops_reduce_cols_double(x, R, C, w, op, center, out, out_stride)
+
+
+cdef inline void rows_run(const floating* x, Py_ssize_t count, Py_ssize_t n, int op,
+                          const floating* center, floating* out) noexcept nogil:
+    if floating is float:
+        normops_reduce_rows_float(x, count, n, op, center, out)
+    else:
+        normops_reduce_rows_double(x, count, n, op, center, out)
+
+
+cdef void reduce_rows_chunked(const floating* x, Py_ssize_t O, Py_ssize_t R, int op,
+                              const floating* center, floating* out, int n_threads) noexcept nogil:
+    """Row layout, R < LONG_TERMS: outputs in chunks of max(1, 32768 // R)."""
+    cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R, 1))
+    cdef Py_ssize_t chunks = (O + per - 1) // per, c, first
+    cdef int threads = threads_for(n_threads, chunks, O * R)
+    if threads <= 1:
+        rows_run(x, O, R, op, center, out)
+        return
+    for c in prange(chunks, schedule="static", num_threads=threads):
+        first = c * per
+        rows_run(x + first * R, min(per, O - first), R, op,
+                 shifted(center, first), out + first)
+
+
+cdef void reduce_cols_chunked(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
+                              const floating* center, floating* out, int n_threads) noexcept nogil:
+    """Column layout, R < LONG_TERMS: tiles of 256 outputs in chunks of
+    max(1, 32768 // (R * tile width))."""
+    cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
+    cdef Py_ssize_t tiles = O * per_row
+    cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, NORMOPS_TILE), 1))
+    cdef Py_ssize_t chunks = (tiles + per - 1) // per, c, t
+    cdef int threads = threads_for(n_threads, chunks, O * R * C)
+    if threads <= 1:
+        for t in range(tiles):
+            cols_one(x, R, C, t, per_row, op, center, out)
+        return
+    for c in prange(chunks, schedule="static", num_threads=threads):
+        for t in range(c * per, min((c + 1) * per, tiles)):
+            cols_one(x, R, C, t, per_row, op, center, out)
+
+
+cdef inline void cols_one(const floating* x, Py_ssize_t R, Py_ssize_t C, Py_ssize_t t, Py_ssize_t per_row,
+                          int op, const floating* center, floating* out) noexcept nogil:
+    """Tile t of the column layout (per_row tiles per outer index)."""
+    cdef Py_ssize_t o = t // per_row, c0 = (t % per_row) * NORMOPS_TILE
+    cols_tile(x + o * R * C + c0, R, C, <int>min(NORMOPS_TILE, C - c0), op,
+              shifted(center, o * C + c0), out + o * C + c0, 1)
+
+
+cdef void reduce_long(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
+                      const floating* center, floating* out, floating* blocks,
+                      int n_threads) noexcept nogil:
+    """R >= LONG_TERMS (decisions.md §6): unit = (tile or output, block of
+    BLOCK_TERMS reduced tuples); blocks[k * nb + b] holds output k's block b;
+    then each output combines its nb block results in block order."""
+    cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS
+    cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
+    cdef Py_ssize_t units = O * per_row * nb, u, t, b, o, c0, k
+    cdef int threads = threads_for(n_threads, units, O * R * C)
+    for u in prange(units, schedule="static", num_threads=threads):
+        t = u // nb
+        b = u % nb
+        o = t // per_row
+        c0 = (t % per_row) * NORMOPS_TILE
+        k = o * C + c0
+        if C == 1:
+            rows_run(x + o * R + b * BLOCK_TERMS, 1, min(BLOCK_TERMS, R - b * BLOCK_TERMS), op,
+                     shifted(center, o), blocks + o * nb + b)
+        else:
+            cols_tile(x + o * R * C + b * BLOCK_TERMS * C + c0, min(BLOCK_TERMS, R - b * BLOCK_TERMS), C,
+                      <int>min(NORMOPS_TILE, C - c0), op,
+                      shifted(center, k), blocks + k * nb + b, nb)
+    reduce_rows_chunked(blocks, O * C, nb, combine_op(op), <const floating*>NULL, out, n_threads)
+
+
+cdef int reduce_dispatch(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
+                         const floating* center, floating* out, int n_threads) except -1 nogil:
+    cdef floating* blocks
+    if R >= LONG_TERMS:
+        blocks = <floating*>malloc(O * C * ((R + BLOCK_TERMS - 1) // BLOCK_TERMS) * sizeof(floating))
+        if blocks == NULL:
+            with gil:
+                raise MemoryError()
+        reduce_long(x, O, R, C, op, center, out, blocks, n_threads)
+        free(blocks)
+    elif C == 1:
+        reduce_rows_chunked(x, O, R, op, center, out, n_threads)
+    else:
+        reduce_cols_chunked(x, O, R, C, op, center, out, n_threads)
+    return 0
+
+
+def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, center, int n_threads):
+    """out[o, c] = op over r < R of x[o, r, c] for the contiguous float32 or
+    float64 array x of O * R * C elements (C == 1: the row layout; C > 1: the
+    column layout). op: 0 sum, 1 sum of |x|, 2 sum of squares, 3 sum of
+    exp(x - center[o, c]), 4 product, 5 max, 6 min (both ignoring NaN),
+    7 max, 8 min (any NaN wins). R must be >= 1."""
+    cdef int t = float_typenum(x)
+    if O < 0 or R < 1 or C < 1 or not 0 <= op <= 8:
+        raise ValueError("reduce_accumulate needs O >= 0, R >= 1, C >= 1 and op in 0..8")
+    check_array(x, t, O * R * C, False, "x")
+    check_array(out, t, O * C, True, "out")
+    if op == NORMOPS_R_SUM_EXP:
+        check_array(center, t, O * C, False, "center")
+    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef void* pc = data_or_null(center) if op == NORMOPS_R_SUM_EXP else NULL
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            reduce_dispatch[float](<const float*>px, O, R, C, op, <const float*>pc, <float*>po, n_threads)
+        else:
+            reduce_dispatch[double](<const double*>px, O, R, C, op, <const double*>pc, <double*>po, n_threads)
