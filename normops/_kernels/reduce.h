@@ -185,7 +185,8 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         /* x * x is (x - 0) * (x - 0) bit for bit */                                         \
         term = op == NORMOPS_R_SUM ? NORMOPS_TERM_VALUE                                      \
              : op == NORMOPS_R_SUM_ABS ? NORMOPS_TERM_ABSOLUTE : NORMOPS_TERM_SQUARED_DEVIATION; \
-        for (; i + 4 <= count; i += 4)                                                       \
+        /* four rows side by side (sum16.h serves |x| one row at a time) */                  \
+        for (; i + 4 <= count && term != NORMOPS_TERM_ABSOLUTE; i += 4)                      \
             normops_sum16_##T(x + i * n, n, 4, n, zeros, term, out + i, NULL);               \
         for (; i < count; i++) normops_sum16_##T(x + i * n, n, 1, n, zeros, term, out + i, NULL); \
         break;                                                                               \
