@@ -148,7 +148,7 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
     op = OPS[op_type]
     version = op.version_for(opset)
     if version < _VERSIONS[op_type][1]:
-        inputs = (data,)
+        inputs = (data, None)
         attributes = {"axes": axes, "keepdims": keepdims}
         if noop_with_empty_axes:
             raise InvalidInputError(
