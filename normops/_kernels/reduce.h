@@ -28,6 +28,10 @@ enum normops_reduce_op {
 
 /* Outputs per column tile (seed spec). */
 #define NORMOPS_TILE 256
+/* Neighbouring tiles of one thread are accumulated together, up to this
+ * many outputs, so that each data row is read as one contiguous stretch
+ * (each output still runs its own sequence: the bits do not change). */
+#define NORMOPS_SPAN 2048
 /* Terms evaluated by exp at a time in the row layout (a multiple of 16). */
 #define NORMOPS_EXP_PIECE 1024
 
@@ -73,10 +77,10 @@ NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {       
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-/* Column tile: out[j * out_stride] = op over r < R of x[r * C + j], j < w <= 256. */        \
+/* Column tiles: out[j * out_stride] = op over r < R of x[r * C + j], j < w <= NORMOPS_SPAN. */        \
 NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op,  \
                                        T* out, ptrdiff_t out_stride) {                       \
-    N##_vec acc[NORMOPS_TILE / N##_LANES];                                                   \
+    N##_vec acc[NORMOPS_SPAN / N##_LANES];                                                   \
     T tail[N##_LANES];                                                                       \
     const int nv = w / N##_LANES, nt = w % N##_LANES;                                        \
     const T id = N##_identity(op);                                                           \
@@ -85,16 +89,20 @@ NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int
     for (int v = 0; v < nv; v++) acc[v] = idv;                                               \
     for (int j = 0; j < nt; j++) tail[j] = id;                                               \
     ptrdiff_t r = 0;                                                                         \
-    for (; r + 1 < R; r += 2) { /* two rows per visit of the accumulators, in order */       \
-        const T* a = x + r * C;                                                              \
-        const T* b = a + C;                                                                  \
-        for (int v = 0; v < nv; v++)                                                         \
-            acc[v] = N##_stepv(N##_stepv(acc[v], *(const N##_unaligned*)(a + v * N##_LANES), op), \
-                               *(const N##_unaligned*)(b + v * N##_LANES), op);              \
-        for (int j = 0; j < nt; j++)                                                         \
-            tail[j] = N##_step1(N##_step1(tail[j], a[nv * N##_LANES + j], op), b[nv * N##_LANES + j], op); \
+    for (; r + 3 < R; r += 4) { /* four rows per visit of the accumulators, in order */      \
+        const T *a = x + r * C, *b = a + C, *c = b + C, *d = c + C;                          \
+        for (int v = 0; v < nv; v++) {                                                       \
+            const int o = v * N##_LANES;                                                     \
+            N##_vec s = N##_stepv(acc[v], *(const N##_unaligned*)(a + o), op);               \
+            s = N##_stepv(s, *(const N##_unaligned*)(b + o), op);                            \
+            s = N##_stepv(s, *(const N##_unaligned*)(c + o), op);                            \
+            acc[v] = N##_stepv(s, *(const N##_unaligned*)(d + o), op);                       \
+        }                                                                                    \
+        for (int j = nv * N##_LANES; j < w; j++)                                             \
+            tail[j - nv * N##_LANES] = N##_step1(N##_step1(N##_step1(N##_step1(              \
+                tail[j - nv * N##_LANES], a[j], op), b[j], op), c[j], op), d[j], op);        \
     }                                                                                        \
-    if (r < R) {                                                                             \
+    for (; r < R; r++) {                                                                     \
         const T* a = x + r * C;                                                              \
         for (int v = 0; v < nv; v++)                                                         \
             acc[v] = N##_stepv(acc[v], *(const N##_unaligned*)(a + v * N##_LANES), op);      \
@@ -108,7 +116,7 @@ NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int
 /* Column tile of exp(x - center[j]) sums, sequential per output. */                         \
 static inline void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, const T* center,\
                                 T* out, ptrdiff_t out_stride) {                              \
-    T acc[NORMOPS_TILE], e[NORMOPS_TILE];                                                    \
+    T acc[NORMOPS_SPAN], e[NORMOPS_SPAN];                                                    \
     for (int j = 0; j < w; j++) acc[j] = 0;                                                  \
     for (ptrdiff_t r = 0; r < R; r++) {                                                      \
         const T* a = x + r * C;                                                              \
@@ -141,12 +149,20 @@ static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C,
  * the first zero of the sequence, which is the sequential scan's choice. */                 \
 NORMOPS_ALWAYS_INLINE T N##_row_scan(const T* x, ptrdiff_t n, int op) {                      \
     const T id = N##_identity(op);                                                           \
-    N##_vec m = {0};                                                                         \
-    m = m + id;                                                                              \
-    ptrdiff_t i = 0, full = n - n % N##_LANES;                                               \
-    for (; i < full; i += N##_LANES) m = N##_stepv(m, *(const N##_unaligned*)(x + i), op);  \
+    N##_vec m0 = {0}, m1, m2, m3;                                                            \
+    m0 = m0 + id;                                                                            \
+    m1 = m2 = m3 = m0;  /* four independent scans: the CPU overlaps them */                  \
+    ptrdiff_t i = 0, full4 = n - n % (4 * N##_LANES), full = n - n % N##_LANES;              \
+    for (; i < full4; i += 4 * N##_LANES) {                                                  \
+        m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op);                              \
+        m1 = N##_stepv(m1, *(const N##_unaligned*)(x + i + N##_LANES), op);                  \
+        m2 = N##_stepv(m2, *(const N##_unaligned*)(x + i + 2 * N##_LANES), op);              \
+        m3 = N##_stepv(m3, *(const N##_unaligned*)(x + i + 3 * N##_LANES), op);              \
+    }                                                                                        \
+    for (; i < full; i += N##_LANES) m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op); \
+    m0 = N##_stepv(N##_stepv(N##_stepv(m0, m1, op), m2, op), m3, op);                        \
     T best = id;                                                                             \
-    for (int l = 0; l < N##_LANES; l++) best = N##_step1(best, m[l], op);                    \
+    for (int l = 0; l < N##_LANES; l++) best = N##_step1(best, m0[l], op);                   \
     for (; i < n; i++) best = N##_step1(best, x[i], op);                                     \
     if (best == 0)                                                                           \
         for (i = 0; i < n; i++)                                                              \
@@ -194,6 +210,14 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);               \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
+        for (; i + 4 <= count; i += 4) { /* four sequential products side by side */         \
+            T p0 = 1, p1 = 1, p2 = 1, p3 = 1;                                                \
+            const T *a = x + i * n, *b = a + n, *c = b + n, *d = c + n;                      \
+            for (ptrdiff_t j = 0; j < n; j++) {                                              \
+                p0 = p0 * a[j]; p1 = p1 * b[j]; p2 = p2 * c[j]; p3 = p3 * d[j];              \
+            }                                                                                \
+            out[i] = p0; out[i + 1] = p1; out[i + 2] = p2; out[i + 3] = p3;                  \
+        }                                                                                    \
         for (; i < count; i++) {                                                             \
             T p = 1;                                                                         \
             const T* a = x + i * n;                                                          \

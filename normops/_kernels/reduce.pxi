@@ -13,6 +13,7 @@ cdef extern from "reduce.h" nogil:
         NORMOPS_R_MAX_NAN
         NORMOPS_R_MIN_NAN
     const int NORMOPS_TILE
+    const int NORMOPS_SPAN
     void normops_reduce_cols_float(const float* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
                                    const float* center, float* out, Py_ssize_t out_stride)
     void normops_reduce_cols_double(const double* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
@@ -85,21 +86,29 @@ cdef void reduce_cols_chunked(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, NORMOPS_TILE), 1))
     cdef Py_ssize_t chunks = (tiles + per - 1) // per, c, t
     cdef int threads = threads_for(n_threads, chunks, O * R * C)
+    cdef int k
     if threads <= 1:
-        for t in range(tiles):
-            cols_one(x, R, C, t, per_row, op, center, out)
+        cols_range(x, R, C, 0, tiles, per_row, op, center, out)
         return
-    for c in prange(chunks, schedule="static", num_threads=threads):
-        for t in range(c * per, min((c + 1) * per, tiles)):
-            cols_one(x, R, C, t, per_row, op, center, out)
+    # each thread takes a contiguous run of chunks (what schedule="static"
+    # over chunks would give it) and accumulates neighbouring tiles together
+    for k in prange(threads, schedule="static", num_threads=threads):
+        cols_range(x, R, C, min(tiles, chunks * k // threads * per),
+                   min(tiles, chunks * (k + 1) // threads * per), per_row, op, center, out)
 
 
-cdef inline void cols_one(const floating* x, Py_ssize_t R, Py_ssize_t C, Py_ssize_t t, Py_ssize_t per_row,
-                          int op, const floating* center, floating* out) noexcept nogil:
-    """Tile t of the column layout (per_row tiles per outer index)."""
-    cdef Py_ssize_t o = t // per_row, c0 = (t % per_row) * NORMOPS_TILE
-    cols_tile(x + o * R * C + c0, R, C, <int>min(NORMOPS_TILE, C - c0), op,
-              shifted(center, o * C + c0), out + o * C + c0, 1)
+cdef inline void cols_range(const floating* x, Py_ssize_t R, Py_ssize_t C, Py_ssize_t t, Py_ssize_t end,
+                            Py_ssize_t per_row, int op, const floating* center, floating* out) noexcept nogil:
+    """Tiles t..end of the column layout (per_row tiles per outer index),
+    up to NORMOPS_SPAN neighbouring outputs of one outer index at a time."""
+    cdef Py_ssize_t o, c0, stop
+    while t < end:
+        o = t // per_row
+        c0 = (t % per_row) * NORMOPS_TILE
+        stop = min(end, (o + 1) * per_row, t + NORMOPS_SPAN // NORMOPS_TILE)
+        cols_tile(x + o * R * C + c0, R, C, <int>(min(C, (stop - o * per_row) * NORMOPS_TILE) - c0), op,
+                  shifted(center, o * C + c0), out + o * C + c0, 1)
+        t = stop
 
 
 cdef void reduce_long(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
