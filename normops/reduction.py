@@ -144,7 +144,7 @@ def _register(op_type):
 OPS = {op: _register(op) for op in _VERSIONS}
 
 
-def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads):
+def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads, full_output):
     op = OPS[op_type]
     version = op.version_for(opset)
     if version < _VERSIONS[op_type][1]:
@@ -156,13 +156,15 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
     else:
         inputs = (data, None if axes is None else np.asarray(axes, dtype=np.int64))
         attributes = {"keepdims": keepdims, "noop_with_empty_axes": noop_with_empty_axes}
-    return op.call(inputs, attributes, opset, mode, n_threads)[0]
+    outputs = op.call(inputs, attributes, opset, mode, n_threads)
+    return tuple(outputs) if full_output else outputs[0]
 
 
 def _make(op_type, doc):
     def function(data, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=None, mode=None,
-                 n_threads=None):
-        return _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads)
+                 n_threads=None, full_output=False):
+        return _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads,
+                      full_output)
     snake = "reduce_" + {"L1": "l1", "L2": "l2", "SumSquare": "sum_square", "LogSum": "log_sum",
                          "LogSumExp": "log_sum_exp"}.get(op_type[6:], op_type[6:].lower())
     function.__name__ = function.__qualname__ = snake
