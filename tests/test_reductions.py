@@ -360,3 +360,45 @@ def test_star_import_does_not_shadow_builtins():
     assert "sum" not in namespace and "max" not in namespace and "min" not in namespace
     assert {"mean", "amax", "amin", "prod", "logsumexp", "reduce_sum"} <= set(namespace)
     assert all(hasattr(normops, name) for name in normops.__all__)
+
+
+# ------------------------------------------------------------ ONNX Runtime
+
+def _ort_reduce(op, x, axes, attributes, opset):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import helper, numpy_helper
+
+    names = ["x"] + ([] if axes is None else ["axes"])
+    inits = [] if axes is None else [numpy_helper.from_array(np.array(axes, np.int64), "axes")]
+    tensor_type = helper.np_dtype_to_tensor_dtype(x.dtype)
+    graph = helper.make_graph(
+        [helper.make_node(op, names, ["y"], **attributes)], "g",
+        [helper.make_tensor_value_info("x", tensor_type, x.shape)],
+        [helper.make_tensor_value_info("y", tensor_type, None)], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert onnx is not None
+    return session.run(None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("op", OPS)
+def test_agrees_with_onnx_runtime(op, dtype):
+    if "int" in dtype and op in ("ReduceLogSum", "ReduceLogSumExp"):
+        pytest.skip("integer logarithms are not served")
+    for shape, axes, noop, keepdims in [((3, 4, 5), [1], 0, 1), ((3, 4, 5), [0, 2], 0, 0),
+                                        ((3, 4, 5), [], 1, 1), ((3, 4, 5), None, 0, 0),
+                                        ((3, 4, 5), None, 1, 1), ((2, 0, 3), [1], 0, 1)]:
+        x = RNG.standard_normal(shape) * 3
+        if op == "ReduceLogSum":
+            x = np.abs(x) + 0.5
+        x = x.astype(dtype)
+        attributes = {"keepdims": keepdims, "noop_with_empty_axes": noop}
+        want = _ort_reduce(op, x, axes, attributes, 18)
+        got = normops.run(op, [x] + ([] if axes is None else [np.array(axes, np.int64)]), attributes, opset=18)[0]
+        assert got.shape == want.shape and got.dtype == want.dtype, (shape, axes, noop)
+        if "int" in dtype:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -117,9 +117,12 @@ def evaluate(kind, x, axes, keepdims, accumulate, dtype):
         raw = accumulate(x3, SUM_EXP, center)
     else:
         raw = accumulate(x3, op, None)
-    y = finish(finishing, raw, x3, R, m)
+    y = finish(finishing, raw, x3, R, m).reshape(out_shape)
+    with np.errstate(invalid="ignore"):
+        if (y != y).any():
+            y = canonical_nan(y)
     with np.errstate(over="ignore"):
-        return canonical_nan(y.reshape(out_shape)).astype(x.dtype)
+        return y.astype(x.dtype, copy=False)
 
 
 def finish(finishing, raw, x3, count, m):
