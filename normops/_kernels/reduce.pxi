@@ -114,26 +114,37 @@ cdef inline void cols_range(const floating* x, Py_ssize_t R, Py_ssize_t C, Py_ss
 cdef void reduce_long(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
                       const floating* center, floating* out, floating* blocks,
                       int n_threads) noexcept nogil:
-    """R >= LONG_TERMS (decisions.md §6): unit = (tile or output, block of
-    BLOCK_TERMS reduced tuples); blocks[k * nb + b] holds output k's block b;
-    then each output combines its nb block results in block order."""
-    cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS
+    """R >= LONG_TERMS (decisions.md §6): blocks of BLOCK_TERMS reduced
+    tuples; blocks[k * nb + b] holds output k's block b; then each output
+    combines its nb block results in block order. A unit is a column tile
+    and one block, or in the row layout up to four neighbouring full blocks
+    of one output, reduced side by side (each in its own order)."""
+    cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
     cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
-    cdef Py_ssize_t units = O * per_row * nb, u, t, b, o, c0, k
+    cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP) else 4
+    cdef Py_ssize_t groups = (nb + group - 1) // group
+    cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
     cdef int threads = threads_for(n_threads, units, O * R * C)
     for u in prange(units, schedule="static", num_threads=threads):
-        t = u // nb
-        b = u % nb
+        t = u // groups
+        b = (u % groups) * group
         o = t // per_row
         c0 = (t % per_row) * NORMOPS_TILE
         k = o * C + c0
         if C == 1:
-            rows_run(x + o * R + b * BLOCK_TERMS, 1, min(BLOCK_TERMS, R - b * BLOCK_TERMS), op,
-                     shifted(center, o), blocks + o * nb + b)
+            n = min(b + group, full) - b  # full blocks of this unit, side by side
+            if n > 0:
+                rows_run(x + o * R + b * BLOCK_TERMS, n, BLOCK_TERMS, op, shifted(center, o), blocks + o * nb + b)
+            else:  # the short last block
+                rows_run(x + o * R + b * BLOCK_TERMS, 1, R - b * BLOCK_TERMS, op, shifted(center, o),
+                         blocks + o * nb + b)
+                n = 1
+            if b + n < min(b + group, nb):  # a short last block after full ones
+                rows_run(x + o * R + (b + n) * BLOCK_TERMS, 1, R - (b + n) * BLOCK_TERMS, op,
+                         shifted(center, o), blocks + o * nb + b + n)
         else:
             cols_tile(x + o * R * C + b * BLOCK_TERMS * C + c0, min(BLOCK_TERMS, R - b * BLOCK_TERMS), C,
-                      <int>min(NORMOPS_TILE, C - c0), op,
-                      shifted(center, k), blocks + k * nb + b, nb)
+                      <int>min(NORMOPS_TILE, C - c0), op, shifted(center, k), blocks + k * nb + b, nb)
     reduce_rows_chunked(blocks, O * C, nb, combine_op(op), <const floating*>NULL, out, n_threads)
 
 
