@@ -96,6 +96,24 @@ def test_thread_counts_and_isa_builds_give_the_same_bits(op):
                     assert_same_bits(run(op, x, axes, n_threads=n), want, f"{op} {shape} {level} {n} threads")
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_special_values_on_every_build_and_thread_count(dtype):
+    # sparse NaN, +-inf and -0 (a NaN first in some sequences), both layouts
+    x = data((96, 700), np.float32)
+    x.ravel()[3::1997] = np.nan
+    x.ravel()[11::2503] = np.inf
+    x.ravel()[17::3001] = -np.inf
+    x[5, 0] = x[0, 9] = np.nan
+    x = x.astype(dtype)
+    for op in OPS:
+        for axes in ([1], [0]):
+            want = ref(op, x, axes)
+            for level in normops._isa.available_levels():
+                with normops._isa.use(level):
+                    for n in (1, 2, 3):
+                        assert_same_bits(run(op, x, axes, n_threads=n), want, f"{op} {axes} {level} {n}")
+
+
 def test_long_reduction_is_the_sum16_of_block_sums():
     # decisions.md §6, written out independently of the model's padding
     n = (1 << 20) + 1000
