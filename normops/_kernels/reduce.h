@@ -29,14 +29,15 @@ enum normops_reduce_op {
 /* Outputs per column tile (seed spec). */
 #define NORMOPS_TILE 256
 /* Neighbouring tiles of one thread are accumulated together, up to this
- * many outputs, so that each data row is read as one contiguous stretch
- * (each output still runs its own sequence: the bits do not change). */
-#define NORMOPS_SPAN 2048
+ * many bytes of outputs (L1-resident), so that each data row is read as one
+ * contiguous stretch (each output still runs its own sequence: the bits do
+ * not change). */
+#define NORMOPS_SPAN_BYTES 16384
 /* Terms evaluated by exp at a time in the row layout (a multiple of 16). */
 #define NORMOPS_EXP_PIECE 1024
 
 /* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map */
-#define NORMOPS_DEFINE_REDUCE(T, N, EXP)                                                      \
+#define NORMOPS_DEFINE_REDUCE(T, N, EXP)                                                     \
 NORMOPS_ALWAYS_INLINE T N##_identity(int op) {                                               \
     const T inf = (T)__builtin_inf();                                                        \
     if (op == NORMOPS_R_PROD) return 1;                                                      \
@@ -77,10 +78,11 @@ NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {       
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-/* Column tiles: out[j * out_stride] = op over r < R of x[r * C + j], j < w <= NORMOPS_SPAN. */        \
+/* Column tiles: out[j * out_stride] = op over r < R of x[r * C + j], j < w, at most         \
+ * NORMOPS_SPAN_BYTES of outputs. */                                                         \
 NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op,  \
                                        T* out, ptrdiff_t out_stride) {                       \
-    N##_vec acc[NORMOPS_SPAN / N##_LANES];                                                   \
+    N##_vec acc[NORMOPS_SPAN_BYTES / NORMOPS_VECTOR_BYTES];                                  \
     T tail[N##_LANES];                                                                       \
     const int nv = w / N##_LANES, nt = w % N##_LANES;                                        \
     const T id = N##_identity(op);                                                           \
@@ -106,17 +108,17 @@ NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int
         const T* a = x + r * C;                                                              \
         for (int v = 0; v < nv; v++)                                                         \
             acc[v] = N##_stepv(acc[v], *(const N##_unaligned*)(a + v * N##_LANES), op);      \
-        for (int j = 0; j < nt; j++) tail[j] = N##_step1(tail[j], a[nv * N##_LANES + j], op);\
+        for (int j = 0; j < nt; j++) tail[j] = N##_step1(tail[j], a[nv * N##_LANES + j], op); \
     }                                                                                        \
     for (int v = 0; v < nv; v++)                                                             \
-        for (int l = 0; l < N##_LANES; l++) out[(v * N##_LANES + l) * out_stride] = acc[v][l];\
+        for (int l = 0; l < N##_LANES; l++) out[(v * N##_LANES + l) * out_stride] = acc[v][l]; \
     for (int j = 0; j < nt; j++) out[(nv * N##_LANES + j) * out_stride] = tail[j];           \
 }                                                                                            \
                                                                                              \
 /* Column tile of exp(x - center[j]) sums, sequential per output. */                         \
-static inline void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, const T* center,\
+static inline void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, const T* center, \
                                 T* out, ptrdiff_t out_stride) {                              \
-    T acc[NORMOPS_SPAN], e[NORMOPS_SPAN];                                                    \
+    T acc[NORMOPS_SPAN_BYTES / sizeof(T)], e[NORMOPS_SPAN_BYTES / sizeof(T)];                \
     for (int j = 0; j < w; j++) acc[j] = 0;                                                  \
     for (ptrdiff_t r = 0; r < R; r++) {                                                      \
         const T* a = x + r * C;                                                              \
@@ -127,8 +129,8 @@ static inline void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, con
     for (int j = 0; j < w; j++) out[j * out_stride] = acc[j];                                \
 }                                                                                            \
                                                                                              \
-/* One column tile of any op (constant op per call, so each loop is specialised). */        \
-static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op,\
+/* One column tile of any op (constant op per call, so each loop is specialised). */         \
+static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op, \
                                            const T* center, T* out, ptrdiff_t out_stride) {  \
     switch (op) {                                                                            \
     case NORMOPS_R_SUM: N##_cols_op(x, R, C, w, NORMOPS_R_SUM, out, out_stride); break;      \
@@ -170,7 +172,7 @@ NORMOPS_ALWAYS_INLINE T N##_row_scan(const T* x, ptrdiff_t n, int op) {         
     return best;                                                                             \
 }                                                                                            \
                                                                                              \
-/* Sum16 of exp(x[j] - c): the terms are made NORMOPS_EXP_PIECE at a time. */               \
+/* Sum16 of exp(x[j] - c): the terms are made NORMOPS_EXP_PIECE at a time. */                \
 static inline T N##_row_exp(const T* x, ptrdiff_t n, T c) {                                  \
     N##_partials p = {{{0}}};                                                                \
     T e[NORMOPS_EXP_PIECE];                                                                  \
@@ -207,7 +209,7 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) normops_sum16_##T(x + i * n, n, 1, n, zeros, term, out + i, NULL); \
         break;                                                                               \
     case NORMOPS_R_SUM_EXP:                                                                  \
-        for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);               \
+        for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);                \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
         for (; i + 4 <= count; i += 4) { /* four sequential products side by side */         \

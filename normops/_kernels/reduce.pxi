@@ -1,7 +1,7 @@
 # The Reduce* accumulations (seed spec, "Reductions"; decisions.md §6). The
 # loops are in reduce.h; here: chunks, threads and the long-reduction blocks.
-# Finishing (mean, sqrt, log, NaN rules) is the front layer's
-# (normops/reduction.py), on the per-output results.
+# Finishing (mean, sqrt, log, NaN rules) runs on the per-output results in
+# normops/reference/_reduce.py (evaluate), shared by kernels and reference.
 
 cdef extern from "reduce.h" nogil:
     cdef enum normops_reduce_op:
@@ -13,7 +13,7 @@ cdef extern from "reduce.h" nogil:
         NORMOPS_R_MAX_NAN
         NORMOPS_R_MIN_NAN
     const int NORMOPS_TILE
-    const int NORMOPS_SPAN
+    const int NORMOPS_SPAN_BYTES
     void normops_reduce_cols_float(const float* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
                                    const float* center, float* out, Py_ssize_t out_stride)
     void normops_reduce_cols_double(const double* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
@@ -100,12 +100,12 @@ cdef void reduce_cols_chunked(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_
 cdef inline void cols_range(const floating* x, Py_ssize_t R, Py_ssize_t C, Py_ssize_t t, Py_ssize_t end,
                             Py_ssize_t per_row, int op, const floating* center, floating* out) noexcept nogil:
     """Tiles t..end of the column layout (per_row tiles per outer index),
-    up to NORMOPS_SPAN neighbouring outputs of one outer index at a time."""
+    up to NORMOPS_SPAN_BYTES of neighbouring outputs of one outer index at a time."""
     cdef Py_ssize_t o, c0, stop
     while t < end:
         o = t // per_row
         c0 = (t % per_row) * NORMOPS_TILE
-        stop = min(end, (o + 1) * per_row, t + NORMOPS_SPAN // NORMOPS_TILE)
+        stop = min(end, (o + 1) * per_row, t + NORMOPS_SPAN_BYTES // (NORMOPS_TILE * <Py_ssize_t>sizeof(floating)))
         cols_tile(x + o * R * C + c0, R, C, <int>(min(C, (stop - o * per_row) * NORMOPS_TILE) - c0), op,
                   shifted(center, o * C + c0), out + o * C + c0, 1)
         t = stop
