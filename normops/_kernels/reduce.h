@@ -212,13 +212,16 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);                \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
-        for (; i + 4 <= count; i += 4) { /* four sequential products side by side */         \
-            T p0 = 1, p1 = 1, p2 = 1, p3 = 1;                                                \
-            const T *a = x + i * n, *b = a + n, *c = b + n, *d = c + n;                      \
+        for (; i + 8 <= count; i += 8) { /* eight sequential products side by side */        \
+            T p0 = 1, p1 = 1, p2 = 1, p3 = 1, p4 = 1, p5 = 1, p6 = 1, p7 = 1;                \
+            const T* a = x + i * n;                                                          \
             for (ptrdiff_t j = 0; j < n; j++) {                                              \
-                p0 = p0 * a[j]; p1 = p1 * b[j]; p2 = p2 * c[j]; p3 = p3 * d[j];              \
+                p0 = p0 * a[j]; p1 = p1 * a[n + j]; p2 = p2 * a[2 * n + j];                  \
+                p3 = p3 * a[3 * n + j]; p4 = p4 * a[4 * n + j]; p5 = p5 * a[5 * n + j];      \
+                p6 = p6 * a[6 * n + j]; p7 = p7 * a[7 * n + j];                              \
             }                                                                                \
             out[i] = p0; out[i + 1] = p1; out[i + 2] = p2; out[i + 3] = p3;                  \
+            out[i + 4] = p4; out[i + 5] = p5; out[i + 6] = p6; out[i + 7] = p7;              \
         }                                                                                    \
         for (; i < count; i++) {                                                             \
             T p = 1;                                                                         \

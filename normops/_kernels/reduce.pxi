@@ -117,11 +117,11 @@ cdef void reduce_long(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t 
     """R >= LONG_TERMS (decisions.md §6): blocks of BLOCK_TERMS reduced
     tuples; blocks[k * nb + b] holds output k's block b; then each output
     combines its nb block results in block order. A unit is a column tile
-    and one block, or in the row layout up to four neighbouring full blocks
+    and one block, or in the row layout up to eight neighbouring full blocks
     of one output, reduced side by side (each in its own order)."""
     cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
     cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
-    cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP) else 4
+    cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP) else 8
     cdef Py_ssize_t groups = (nb + group - 1) // group
     cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
     cdef int threads = threads_for(n_threads, units, O * R * C)
