@@ -213,3 +213,61 @@ def test_sigmoid_threads_do_not_change_bits():
     for level in isa.available_levels():
         with isa.use(level):
             same_bits(normops.sigmoid(x), ref)
+
+
+# ------------------------------------------------- exact quotient, fast flavour
+
+def test_exact_quotient_gives_the_bits_of_the_division():
+    # exact Softmax divides through a float64 quotient (softmax_steps.h):
+    # the bits must be those of one float32 division, subnormal quotients,
+    # zeros and quotients near every kind of rounding boundary included
+    rng = np.random.default_rng(5)
+    e = np.concatenate([
+        rng.random(1 << 16).astype(np.float32),
+        (rng.random(1 << 14) * 2.0 ** rng.integers(-149, 1, 1 << 14)).astype(np.float32),
+        np.arange(1, 1 << 12, dtype=np.float32),          # small integers: exact quotients
+        np.array([0.0, 1.0, 2.0 ** -149, 2.0 ** -126, 3 * 2.0 ** -149], np.float32),
+    ])
+    divisors = [1.0, 3.0, 6.0, 7.0, 1.5, 1.0000001, 16777215.0, 1023.99994, 2.0 ** 24]
+    divisors += [float(v) for v in (rng.random(20) * 4096 + 1).astype(np.float32)]
+    for level in isa.available_levels():
+        module = isa.load(level)
+        for s in divisors:
+            s = np.float32(s)
+            out = np.empty_like(e)
+            module.divide_float_into(e, s, out)
+            same_bits(out, e / s)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
+def test_fast_flavour_does_not_depend_on_threads(op):
+    x = special_rows(np.random.default_rng(4), 300, 333, np.float32)
+    old = isa.kernels.set_serial_threshold(0)
+    try:
+        for level in isa.available_levels():
+            with isa.use(level):
+                ref = normops.run(op, [x], mode="fast", n_threads=1)[0]
+                for t in (2, 3, 8):
+                    same_bits(normops.run(op, [x], mode="fast", n_threads=t)[0], ref)
+    finally:
+        isa.kernels.set_serial_threshold(old)
+
+
+def test_fast_sigmoid_at_every_level():
+    # within 3 * 2^-23 relative of exact (docs/transcendentals.md: the fast
+    # exp's step, carried through 1 + e and 1 / v, is up to 4 float32 steps
+    # of the result when the mantissas sit at opposite ends of a binade),
+    # saturating like exact
+    rng = np.random.default_rng(9)
+    x = np.concatenate([(rng.standard_normal(1 << 16) * 30).astype(np.float32),
+                        np.array([-np.inf, -1000, -104, -88, -0.0, 0.0, 20, 1000, np.inf, np.nan], np.float32)])
+    exact = normops.sigmoid(x)
+    for level in isa.available_levels():
+        with isa.use(level):
+            fast = normops.sigmoid(x, mode="fast")
+        steps = np.abs(fast.view(np.uint32).astype(np.int64) - exact.view(np.uint32).astype(np.int64))
+        assert steps.max() <= 4, level
+        finite = exact > 0
+        rel = np.abs(fast[finite].astype(np.float64) / exact[finite] - 1)
+        assert rel.max() <= 3 * 2.0 ** -23, level
+        same_bits(fast[~finite], exact[~finite])  # +0 and NaN alike

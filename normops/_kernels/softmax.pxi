@@ -2,6 +2,8 @@
 # LogSoftmax, Hardmax"; decisions.md §3). The front layer has already laid
 # the normalised axis out as the contiguous rows of a rows x cols matrix.
 
+from libc.string cimport memset
+
 cdef enum SoftmaxKind:
     KIND_SOFTMAX
     KIND_LOG_SOFTMAX
@@ -12,67 +14,80 @@ cdef extern from "rowmax.h" nogil:
     float normops_row_max_float(const float* x, Py_ssize_t n, int* has_nan, int* has_pos_inf)
     double normops_row_max_double(const double* x, Py_ssize_t n, int* has_nan, int* has_pos_inf)
 
+    float normops_row_max_plain_float(const float* x, Py_ssize_t n)
+    double normops_row_max_plain_double(const double* x, Py_ssize_t n)
 
-cdef inline bint scan_row(const floating* x, Py_ssize_t n, floating* row_max, bint* has_nan) noexcept nogil:
-    """The row maximum; returns True when the row is a NaN row for
-    Softmax/LogSoftmax: it holds NaN or +inf, or only -inf. has_nan: the
-    row holds a NaN (Hardmax's rule)."""
-    cdef int nan = 0, pos_inf = 0
+cdef extern from "softmax_steps.h" nogil:
+    float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, Py_ssize_t n,
+                                           const float* next)
+    void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
+    void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast)
+
+
+cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nogil:
+    """1 at the first maximum, 0 elsewhere; a row holding NaN is all 0."""
+    cdef int has_nan = 0, pos_inf = 0
+    cdef floating m
+    cdef Py_ssize_t j, first_max = 0
     if floating is float:
-        row_max[0] = normops_row_max_float(x, n, &nan, &pos_inf)
+        m = normops_row_max_float(x, n, &has_nan, &pos_inf)
     else:
-        row_max[0] = normops_row_max_double(x, n, &nan, &pos_inf)
-    has_nan[0] = nan != 0
-    return nan != 0 or pos_inf != 0 or row_max[0] == -INFINITY
+        m = normops_row_max_double(x, n, &has_nan, &pos_inf)
+    memset(y, 0, n * sizeof(floating))
+    if not has_nan:
+        while x[first_max] != m:
+            first_max += 1
+        y[first_max] = 1
 
 
 cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssize_t n,
-                      SoftmaxKind kind, bint fast) noexcept nogil:
-    """One row; scratch holds n elements."""
-    cdef floating m, s, log_s, r, qnan = <floating>NAN
-    cdef bint has_nan
-    cdef Py_ssize_t j, first_max = 0
-    cdef bint nan_row = scan_row(x, n, &m, &has_nan)
-    cdef int exp_kind, log_kind
+                      SoftmaxKind kind, bint fast, const floating* next) noexcept nogil:
+    """One Softmax or LogSoftmax row; scratch holds n elements; next (or
+    NULL) is the row that follows, prefetched while this one computes.
+
+    A row holding NaN or +inf, or only -inf, is NaN throughout. The maximum
+    m ignores NaN, so +inf and only -inf show in m, and a NaN shows in the
+    sum of exponentials (exp of NaN - m is NaN; nothing else makes a NaN:
+    every other x[j] - m is finite or -inf)."""
+    cdef floating m, s, log_s, r
+    cdef Py_ssize_t j
     if floating is float:
-        exp_kind = NORMOPS_T_EXP32_FAST if fast else NORMOPS_T_EXP32
-        log_kind = NORMOPS_T_LOG32
+        m = normops_row_max_plain_float(x, n)
     else:
-        exp_kind = NORMOPS_T_EXP64  # float64 has one exponential in both flavours
-        log_kind = NORMOPS_T_LOG64
-    if kind == KIND_HARDMAX:
-        # 1 at the first maximum, 0 elsewhere; a row holding NaN is all 0
-        for j in range(n):
-            y[j] = 0
-        if not has_nan:
-            while x[first_max] != m:
-                first_max += 1
-            y[first_max] = 1
-        return
-    if nan_row:
-        for j in range(n):
-            y[j] = qnan
-        return
-    if kind == KIND_SOFTMAX:
-        for j in range(n):
-            scratch[j] = x[j] - m  # rounded before the exponential
-        normops_tfunc_map(exp_kind, scratch, y, n)
-        s = sum16(y, n)
+        m = normops_row_max_plain_double(x, n)
+    if m == INFINITY or m == -INFINITY:
+        s = <floating>NAN
+    elif floating is float:
+        # e[j] = exp32(x[j] - m), the difference rounded first, in one pass
         if fast:
-            r = (<floating>1) / s
-            for j in range(n):
-                y[j] = y[j] * r
+            s = normops_exp32_fast_shifted_sum16(x, m, scratch, n, next)
         else:
-            for j in range(n):
-                y[j] = y[j] / s  # one division per element, no reciprocal
+            normops_exp32_shifted_array(x, m, scratch, n)
+            s = sum16(scratch, n)
+    else:  # float64 has one exponential in both flavours
+        for j in range(n):
+            scratch[j] = x[j] - m
+        normops_exp64_array(scratch, scratch, n)
+        s = sum16(scratch, n)
+    if s != s:
+        for j in range(n):
+            y[j] = <floating>NAN
+    elif kind == KIND_LOG_SOFTMAX:
+        if floating is float:
+            log_s = normops_log32(s)
+        else:
+            log_s = normops_log64(s)
+        for j in range(n):
+            y[j] = (x[j] - m) - log_s
+    elif fast:
+        r = (<floating>1) / s
+        for j in range(n):
+            y[j] = scratch[j] * r
+    elif floating is float:
+        normops_divide_float_array(scratch, s, y, n)  # the bits of scratch[j] / s
     else:
         for j in range(n):
-            y[j] = x[j] - m
-        normops_tfunc_map(exp_kind, y, scratch, n)
-        s = sum16(scratch, n)
-        normops_tfunc_map(log_kind, &s, &log_s, 1)
-        for j in range(n):
-            y[j] = y[j] - log_s
+            y[j] = scratch[j] / s  # one division per element, no reciprocal
 
 
 cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
@@ -86,12 +101,19 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
     cdef Py_ssize_t c, r
     if threads <= 1:
         for r in range(rows):
-            softmax_row(x + r * cols, y + r * cols, scratch, cols, kind, fast)
+            if kind == KIND_HARDMAX:
+                hardmax_row(x + r * cols, y + r * cols, cols)
+            else:
+                softmax_row(x + r * cols, y + r * cols, scratch, cols, kind, fast,
+                            x + (r + 1) * cols if r + 1 < rows else NULL)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
         for r in range(c * per_chunk, min((c + 1) * per_chunk, rows)):
-            softmax_row(x + r * cols, y + r * cols, scratch + omp_get_thread_num() * cols,
-                        cols, kind, fast)
+            if kind == KIND_HARDMAX:
+                hardmax_row(x + r * cols, y + r * cols, cols)
+            else:
+                softmax_row(x + r * cols, y + r * cols, scratch + omp_get_thread_num() * cols,
+                            cols, kind, fast, x + (r + 1) * cols if r + 1 < rows else NULL)
 
 
 def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, int n_threads):
@@ -125,22 +147,18 @@ def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, in
 # ---------------------------------------------------------------- Sigmoid
 
 cdef void sigmoid_block(const floating* x, floating* y, Py_ssize_t n, bint fast) noexcept nogil:
-    """y = 1 / (1 + exp(-x)), both operations rounded (decisions.md §2);
-    exp(-x) underflows to 0 for large x (y = 1 exactly) and overflows to
-    +inf for very negative x (y = +0)."""
+    """y = 1 / (1 + exp(-x)), both operations rounded (decisions.md §2;
+    float32 in softmax_steps.h)."""
     cdef Py_ssize_t j
-    cdef floating one = 1, v
-    cdef int exp_kind
+    cdef floating one = 1
     if floating is float:
-        exp_kind = NORMOPS_T_EXP32_FAST if fast else NORMOPS_T_EXP32
-    else:
-        exp_kind = NORMOPS_T_EXP64
-    for j in range(n):
-        y[j] = -x[j]
-    normops_tfunc_map(exp_kind, y, y, n)
-    for j in range(n):
-        v = one / (one + y[j])
-        y[j] = v if v == v else <floating>NAN
+        normops_sigmoid_float(x, y, n, fast)
+    else:  # float64 has one exponential in both flavours
+        for j in range(n):
+            y[j] = -x[j]
+        normops_exp64_array(y, y, n)
+        for j in range(n):
+            y[j] = one / (one + y[j])
 
 
 def sigmoid_flat(x, y, bint fast, int n_threads):
@@ -169,3 +187,16 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
                 else:
                     sigmoid_block[double](<const double*>px + start, <double*>py + start,
                                           min(ROW_CHUNK_ELEMENTS, n - start), fast)
+
+
+def divide_float_into(e, float s, out):
+    """out = e / s for a float32 array e through the float64 quotient of
+    softmax_steps.h (exact Softmax's step 5; for tests)."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>e)
+    check_array(e, cnp.NPY_FLOAT32, n, False, "e")
+    check_array(out, cnp.NPY_FLOAT32, n, True, "out")
+    if not (s == s and abs(s) >= 1.1754943508222875e-38 and abs(s) < float("inf")):
+        raise ValueError("divide_float_into needs a finite s of normal size")
+    with nogil:
+        normops_divide_float_array(<const float*>cnp.PyArray_DATA(<cnp.ndarray>e), s,
+                                   <float*>cnp.PyArray_DATA(<cnp.ndarray>out), n)

@@ -125,6 +125,46 @@ NORMOPS_ALWAYS_INLINE float normops_exp32(float x) {
     return normops_u2f(y);
 }
 
+/* ------------------------------------------------- exp32, quick path */
+
+/* The cheap first attempt of the array loops: e^x in float64 from a
+ * 256-entry table of 2^(j/256) and a degree-3 Taylor polynomial. Relative
+ * error below 2^-42.5: truncation 2^-42.7 (|r| <= ln2/512), the rounding
+ * of k*L up to 2^-45.6, a few roundings of 2^-53. Rounding that double to
+ * float32 gives the correctly rounded result unless the double lies within
+ * 2^10.5 of its own ulps of a float32 rounding boundary; *hard is then set
+ * and the caller recomputes the element on the exact path. The test looks
+ * at the 29 bits below float32 precision, where a boundary (a midpoint, or
+ * the overflow threshold) has the pattern 1 followed by 28 zeros. Results
+ * in or near float32's subnormal range (inputs from -104 to -87.3) are
+ * always hard, since their boundaries sit elsewhere; below that the result
+ * is +0 either way. The outputs are thus exactly normops_exp32's, and the
+ * exhaustive check runs through this path (docs/transcendentals.md). */
+#define NORMOPS_EXPQ_TOLERANCE 2048u
+NORMOPS_ALWAYS_INLINE float normops_exp32_quick(float x, uint32_t* hard) {
+    float c = x < 89.0f ? x : 89.0f;    /* as in normops_exp32_pair, in float32: */
+    c = c > -104.0f ? c : -104.0f;      /* one min and one max per 16 lanes */
+    uint32_t subnormal = (c < -87.3f) & (c > -104.0f);
+    double z = (double)c;
+    /* x = k ln2/256 + r, |r| <= ln2/512 plus roundings */
+    double t = z * NORMOPS_EXPQ_INVL + NORMOPS_SHIFT64;
+    double kd = t - NORMOPS_SHIFT64;
+    uint64_t k = normops_d2u(t) - normops_d2u(NORMOPS_SHIFT64);
+    double r = z - kd * NORMOPS_EXPQ_L;
+    double p = r + (r * r) * (NORMOPS_EXP_C2 + r * NORMOPS_EXP_C3);
+    uint64_t j = k & 255;
+    /* 2^(j/256) 2^m: m added to the table value's exponent (the result is
+     * a normal double for m from -151 to 129): exact */
+    double th = normops_u2d(normops_d2u(normops_expq_table[j]) + ((k - j) << 44));
+    double y = th + th * p;
+    uint64_t below = normops_d2u(y) & 0x1FFFFFFFu;
+    uint32_t near_boundary = below - (0x10000000u - NORMOPS_EXPQ_TOLERANCE) < 2 * NORMOPS_EXPQ_TOLERANCE;
+    *hard = near_boundary | subnormal;
+    uint32_t out = normops_f2u((float)y);
+    out = x != x ? NORMOPS_NAN32 : out;
+    return normops_u2f(out);
+}
+
 /* ---------------------------------------------------------- log, shared */
 
 /* log1p(z) - z = z^2 Q(z) for |z| <= 2^-7: Taylor to degree 9 (truncation
@@ -247,20 +287,74 @@ NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
 
 /* -------------------------------------------------------- fast exp32 */
 
-/* float32 throughout: x = n ln2 + r, |r| <= ln2/2, n*LN2_HI exact (16 bits
- * times |n| < 2^8), e^r by Taylor to degree 7, 2^n as two normal factors
- * so that the last product alone rounds (subnormal results) or overflows.
- * Error bound: docs/transcendentals.md. */
+/* x = n ln2 + r, |r| <= ln2/2, n*LN2_HI exact (16 bits times |n| < 2^8),
+ * e^r by Taylor to degree 7, 2^n applied so that only the last operation
+ * rounds (subnormal results) or overflows. The fast flavour may differ
+ * between instruction-set levels (decisions.md §1): where the CPU has
+ * fused multiply-add, the reduction and the polynomial use it, and at
+ * AVX-512 one vscalefps applies 2^n; the error bound holds at every level
+ * (docs/transcendentals.md, measured on every input). */
+#if defined(__FMA__)
+#define NORMOPS_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define NORMOPS_FMAF(a, b, c) ((a) * (b) + (c))
+#endif
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_fast16(__m512 x) {
+    __m512 c = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(89.0f)), _mm512_set1_ps(-104.0f));
+    __m512 shift = _mm512_set1_ps(NORMOPS_SHIFT32);
+    __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(c, _mm512_set1_ps(NORMOPS_EXPF_LOG2E), shift), shift);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NORMOPS_EXPF_LN2_HI), c);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NORMOPS_EXPF_LN2_LO), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(NORMOPS_EXPF_P7), r, _mm512_set1_ps(NORMOPS_EXPF_P6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P5));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NORMOPS_EXPF_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512 y = _mm512_scalef_ps(p, n);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_blend_ps(nan, y, _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+}
+
+/* one element through the vector code, so that the scalar loop gives the
+ * vector loop's bits */
+NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
+    return _mm512_cvtss_f32(normops_exp32_fast16(_mm512_set1_ps(x)));
+}
+
+/* y[i] = fast exp(x[i] - shift), the difference rounded first; y may be x */
+static void normops_exp32_fast_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
+    __m512 s = _mm512_set1_ps(shift);
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, normops_exp32_fast16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s)));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s);
+        _mm512_mask_storeu_ps(y + i, m, normops_exp32_fast16(v));
+    }
+}
+#else
 NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
     float z = x < 89.0f ? x : 89.0f;   /* as in normops_exp32_pair */
     z = z > -104.0f ? z : -104.0f;
-    float t = z * NORMOPS_EXPF_LOG2E + NORMOPS_SHIFT32;
+    float t = NORMOPS_FMAF(z, NORMOPS_EXPF_LOG2E, NORMOPS_SHIFT32);
     float nf = t - NORMOPS_SHIFT32;
     int32_t n = (int32_t)(normops_f2u(t) - normops_f2u(NORMOPS_SHIFT32));
-    float r = (z - nf * NORMOPS_EXPF_LN2_HI) - nf * NORMOPS_EXPF_LN2_LO;
-    float q = NORMOPS_EXPF_P2 + r * (NORMOPS_EXPF_P3 + r * (NORMOPS_EXPF_P4 + r * (NORMOPS_EXPF_P5
-              + r * (NORMOPS_EXPF_P6 + r * NORMOPS_EXPF_P7))));
-    float p = 1.0f + (r + (r * r) * q);
+    float r = NORMOPS_FMAF(-nf, NORMOPS_EXPF_LN2_HI, z);
+    r = NORMOPS_FMAF(-nf, NORMOPS_EXPF_LN2_LO, r);
+    float p = NORMOPS_FMAF(NORMOPS_EXPF_P7, r, NORMOPS_EXPF_P6);
+    p = NORMOPS_FMAF(p, r, NORMOPS_EXPF_P5);
+    p = NORMOPS_FMAF(p, r, NORMOPS_EXPF_P4);
+    p = NORMOPS_FMAF(p, r, NORMOPS_EXPF_P3);
+    p = NORMOPS_FMAF(p, r, NORMOPS_EXPF_P2);
+    p = NORMOPS_FMAF(p, r, 1.0f);
+    p = NORMOPS_FMAF(p, r, 1.0f);
     int32_t n1 = n >> 1, n2 = n - n1;   /* n in [-150, 128]: both in [-75, 64] */
     float s1 = normops_u2f((uint32_t)(n1 + 127) << 23);
     float s2 = normops_u2f((uint32_t)(n2 + 127) << 23);
@@ -268,6 +362,7 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
     y = x != x ? NORMOPS_NAN32 : y;
     return normops_u2f(y);
 }
+#endif
 
 /* ------------------------------------------------------------- arrays */
 
@@ -300,22 +395,73 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
 #define NORMOPS_NO_PRE
 #define NORMOPS_GATHER_TUNE
 #endif
-#define NORMOPS_MAPS(f, T)                                                          \
+#define NORMOPS_VECTOR_MAP(name, f, T)                                              \
     NORMOPS_NO_PRE NORMOPS_GATHER_TUNE                                              \
-    static void normops_##f##_array(const T* x, T* y, ptrdiff_t n) {                \
+    static void normops_##name(const T* x, T* y, ptrdiff_t n) {                     \
         NORMOPS_IVDEP                                                               \
         for (ptrdiff_t i = 0; i < n; i++)                                           \
             y[i] = normops_##f(x[i]);                                               \
-    }                                                                               \
+    }
+#define NORMOPS_SCALAR_MAP(f, T)                                                    \
     __attribute__((noinline)) static T normops_##f##_one(T x) { return normops_##f(x); } \
     static void normops_##f##_scalar_array(const T* x, T* y, ptrdiff_t n) {         \
         for (ptrdiff_t i = 0; i < n; i++)                                           \
             y[i] = normops_##f##_one(x[i]);                                         \
     }
+#define NORMOPS_MAPS(f, T) NORMOPS_VECTOR_MAP(f##_array, f, T) NORMOPS_SCALAR_MAP(f, T)
 
-NORMOPS_MAPS(exp32, float)
+/* exp32 over arrays: the quick path on blocks of NORMOPS_QUICK_BLOCK
+ * elements, and the exact path again on a block where any element was
+ * hard (about one block in a thousand on random data). */
+NORMOPS_VECTOR_MAP(exp32_exact_array, exp32, float)
+NORMOPS_SCALAR_MAP(exp32, float)
+#define NORMOPS_QUICK_BLOCK 128
+
+NORMOPS_NO_PRE NORMOPS_GATHER_TUNE
+static uint32_t normops_exp32_quick_block(const float* x, float* y, ptrdiff_t n) {
+    uint32_t hard = 0;
+    NORMOPS_IVDEP
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint32_t h;
+        y[i] = normops_exp32_quick(x[i], &h);
+        hard |= h;
+    }
+    return hard;
+}
+
+/* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the
+ * Softmax step); y may be x. */
+static void normops_exp32_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
+    float d[NORMOPS_QUICK_BLOCK], e[NORMOPS_QUICK_BLOCK];
+    for (ptrdiff_t b = 0; b < n; b += NORMOPS_QUICK_BLOCK) {
+        ptrdiff_t len = n - b < NORMOPS_QUICK_BLOCK ? n - b : NORMOPS_QUICK_BLOCK;
+        for (ptrdiff_t i = 0; i < len; i++)
+            d[i] = x[b + i] - shift;
+        if (normops_exp32_quick_block(d, e, len))
+            normops_exp32_exact_array(d, y + b, len);
+        else
+            memcpy(y + b, e, (size_t)len * sizeof(float));
+    }
+}
+
+/* x - 0 is x for every float32 (-0 included), so this is plain exp32 */
+static void normops_exp32_array(const float* x, float* y, ptrdiff_t n) {
+    normops_exp32_shifted_array(x, 0.0f, y, n);
+}
+
 NORMOPS_MAPS(log32, float)
-NORMOPS_MAPS(exp32_fast, float)
+NORMOPS_SCALAR_MAP(exp32_fast, float)
+#if !defined(__AVX512F__)
+NORMOPS_NO_PRE
+static void normops_exp32_fast_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
+    NORMOPS_IVDEP
+    for (ptrdiff_t i = 0; i < n; i++)
+        y[i] = normops_exp32_fast(x[i] - shift);
+}
+#endif
+static void normops_exp32_fast_array(const float* x, float* y, ptrdiff_t n) {
+    normops_exp32_fast_shifted_array(x, 0.0f, y, n);
+}
 NORMOPS_MAPS(exp64, double)
 NORMOPS_MAPS(log64, double)
 

@@ -1,0 +1,133 @@
+/* Float32 steps of Softmax and Sigmoid in C (softmax.pxi has the rows).
+ *
+ * 1. The fast flavour's exponentials and their Sum16 in one pass.
+ *
+ * 2. y[i] / s for float32, the bits of one IEEE division per element, at
+ * the cost of a float64 multiplication (exact Softmax, decisions.md §3
+ * step 5).
+ *
+ * q = (double)y[i] * RN64(1/s) is within 2^-52 (relative) of y[i]/s. A
+ * float32 quotient y/s of normal size is either a float32 or at least
+ * 2^-49 (relative) away from every float32 rounding boundary: a boundary
+ * M has 25 significant bits with an odd last one, so y - M*s is not zero
+ * and is a multiple of the smaller of the quanta of y and M*s. Rounding q
+ * to float32 therefore gives RN32(y/s). Quotients below 2^-126 (subnormal
+ * results, whose boundaries have fewer bits) take the division itself, a
+ * block at a time, which is rare in Softmax (y/s < 2^-126 needs x - max
+ * below -87). docs/exactness.md has the argument in full; the tests compare
+ * with the division. */
+#ifndef NORMOPS_SOFTMAX_STEPS_H
+#define NORMOPS_SOFTMAX_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sum16.h"
+#include "transcendental.h"
+
+/* y[i] = the fast exp of x[i] - shift (the difference rounded first);
+ * returns the Sum16 of the y[i]. At AVX-512 one vector holds the sixteen
+ * partials (lane l is partial l), so the sum rides along with the
+ * exponentials; elsewhere it is a second pass. Same bits either way.
+ * next (or NULL): n elements the caller reads next (the next row), fetched
+ * into the cache while this compute-bound loop runs. */
+#if defined(__AVX512F__)
+static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
+                                                     const float* next) {
+    __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        if (next) __builtin_prefetch(next + i, 0, 3);
+        __m512 e = normops_exp32_fast16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
+        _mm512_storeu_ps(y + i, e);
+        acc = _mm512_add_ps(acc, e);
+    }
+    if (i < n) {  /* the partials past the tail are left alone */
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 e = normops_exp32_fast16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
+        _mm512_mask_storeu_ps(y + i, m, e);
+        acc = _mm512_mask_add_ps(acc, m, acc, e);
+    }
+    normops_f32_partials p;
+    p.part[0] = (normops_f32_vec)acc;
+    return normops_f32_fold(&p);
+}
+#else
+static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
+                                                     const float* next) {
+    float total;
+    (void)next;
+    normops_exp32_fast_shifted_array(x, shift, y, n);
+    normops_sum16_float(y, 0, 1, n, NULL, NORMOPS_TERM_VALUE, &total, NULL);
+    return total;
+}
+#endif
+
+#define NORMOPS_QUOTIENT_BLOCK 128
+
+static inline uint32_t normops_quotient_block(const float* y, double inv_s, float* q, ptrdiff_t n) {
+    uint32_t hard = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        /* a float32 result of normal size means a quotient of normal size
+         * or one that rounds up to 2^-126 either way */
+        float f = (float)((double)y[i] * inv_s);
+        hard |= (__builtin_fabsf(f) < 0x1p-126f) & (y[i] != 0.0f);
+        q[i] = f;
+    }
+    return hard;
+}
+
+/* y[i] = e[i] / s for finite e[i] and a finite s >= 2^-126; y may be e */
+static inline void normops_divide_float_array(const float* e, float s, float* y, ptrdiff_t n) {
+    double inv_s = 1.0 / (double)s;
+    float q[NORMOPS_QUOTIENT_BLOCK];
+    for (ptrdiff_t b = 0; b < n; b += NORMOPS_QUOTIENT_BLOCK) {
+        ptrdiff_t len = n - b < NORMOPS_QUOTIENT_BLOCK ? n - b : NORMOPS_QUOTIENT_BLOCK;
+        if (normops_quotient_block(e + b, inv_s, q, len)) {
+            for (ptrdiff_t i = 0; i < len; i++)
+                y[b + i] = e[b + i] / s;
+        } else {
+            memcpy(y + b, q, (size_t)len * sizeof(float));
+        }
+    }
+}
+
+/* 3. Sigmoid: y = 1 / (1 + exp(-x)), each operation rounded (decisions.md
+ * §2), over blocks that stay in the L1 cache; at AVX-512 the fast flavour
+ * is one pass of vectors. exp(-x) underflows to 0 for large x (y = 1
+ * exactly) and overflows to +inf for very negative x (y = +0); a NaN stays
+ * the canonical NaN through both operations. y may be x. */
+#define NORMOPS_SIGMOID_BLOCK 128
+static inline void normops_sigmoid_float(const float* x, float* y, ptrdiff_t n, int fast) {
+#if defined(__AVX512F__)
+    if (fast) {
+        const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+        ptrdiff_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            __m512 e = normops_exp32_fast16(_mm512_sub_ps(zero, _mm512_loadu_ps(x + i)));
+            _mm512_storeu_ps(y + i, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+        }
+        if (i < n) {
+            __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+            __m512 e = normops_exp32_fast16(_mm512_sub_ps(zero, _mm512_maskz_loadu_ps(m, x + i)));
+            _mm512_mask_storeu_ps(y + i, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+        }
+        return;
+    }
+#endif
+    float e[NORMOPS_SIGMOID_BLOCK];
+    for (ptrdiff_t b = 0; b < n; b += NORMOPS_SIGMOID_BLOCK) {
+        ptrdiff_t len = n - b < NORMOPS_SIGMOID_BLOCK ? n - b : NORMOPS_SIGMOID_BLOCK;
+        for (ptrdiff_t i = 0; i < len; i++)
+            e[i] = 0.0f - x[b + i];  /* -x, but +0 for x = +0: exp gives 1 either way */
+        if (fast)
+            normops_exp32_fast_shifted_array(e, 0.0f, e, len);
+        else
+            normops_exp32_array(e, e, len);
+        for (ptrdiff_t i = 0; i < len; i++)
+            y[b + i] = 1.0f / (1.0f + e[i]);
+    }
+}
+
+#endif
