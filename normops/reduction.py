@@ -76,9 +76,6 @@ def check_dtype(name, dtype, version=None):
         raise UnsupportedError(f"{name}: input 'data' of dtype bool is not served")
     if dtype in _INTS or (dtype in _SMALL_INTS and name in ("ReduceMax", "ReduceMin", "numpy.max", "numpy.min")
                           and (version is None or version >= 12)):
-        if name in ("ReduceLogSum", "ReduceLogSumExp"):
-            raise UnsupportedError(f"{name}: integer input 'data' ({dtype}) is not served "
-                                   f"(a logarithm is not an integer; cast to a float type)")
         return
     raise InvalidInputError(f"{name}: input 'data' has dtype {dtype}, which {name} does not take"
                             + (f" at opset {version}" if version is not None else ""))
@@ -122,7 +119,7 @@ def kernel_accumulate(n_threads):
 def reduce(kind, X, axes, keepdims, accumulate):
     """``kind`` of the checked array X over the axis set ``axes``."""
     if not is_float_dtype(X.dtype):
-        return _spec.evaluate_integer(kind, X, axes, keepdims)
+        return _spec.evaluate_integer(kind, X, axes, keepdims, accumulate)
     return _spec.evaluate(kind, X, axes, keepdims, accumulate, compute_dtype(X.dtype))
 
 

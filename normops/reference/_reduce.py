@@ -209,17 +209,30 @@ def accumulate(x3, op, center):
 
 # ------------------------------------------------------------------ integers
 
-def evaluate_integer(kind, x, axes, keepdims):
+def evaluate_integer(kind, x, axes, keepdims, accumulate):
     """Integer reductions. Wrap-around addition and multiplication are
     associative and commutative modulo 2^bits, and max/min pick a value, so
     every order gives the same bits: NumPy's reductions in the input's type
     are the specification. Mean truncates toward zero; an empty mean is 0;
     L2 is the float64 square root of the wrapped sum of squares, truncated
-    (0 when the sum wrapped negative)."""
+    (0 when the sum wrapped negative). ReduceLogSum is log64 of the wrapped
+    sum truncated toward zero (``to_integer``); ReduceLogSumExp is the
+    integer maximum m plus the truncated float64 log(sum(exp(x - m))), as
+    ONNX Runtime computes it (an empty one gives the type's minimum).
+    ``accumulate`` serves that float64 part."""
     op, finishing = KINDS[kind]
     dtype = x.dtype
     axes = tuple(sorted(axes))
     count = math.prod(x.shape[i] for i in axes)
+    if op == SUM_EXP:  # m + trunc(log(sum(exp(x - m)))), m the integer maximum
+        info = np.iinfo(dtype)
+        m = np.maximum.reduce(x, axis=axes, keepdims=True, initial=info.min)
+        if count == 0:
+            return np.full(output_shape(x.shape, axes, keepdims), info.min, dtype)
+        d = x.astype(np.float64) - m.astype(np.float64)  # max(d) = 0, so the float64 result is log(s)
+        log_s = evaluate(kind, d, axes, keepdims, accumulate, np.dtype(np.float64))
+        with np.errstate(over="ignore"):
+            return m.reshape(log_s.shape) + to_integer(log_s, dtype)
     with np.errstate(all="ignore"):
         if op in (SUM, SUM_ABS, SUM_SQUARE):
             t = np.abs(x) if op == SUM_ABS else (x * x if op == SUM_SQUARE else x)
@@ -241,4 +254,17 @@ def evaluate_integer(kind, x, axes, keepdims):
         elif finishing == "sqrt":
             s = np.sqrt(y.astype(np.float64))
             y = np.where(np.isnan(s), 0, np.trunc(s)).astype(dtype)
+        elif finishing == "log":
+            y = to_integer(_log(y.astype(np.float64)), dtype)
     return y.reshape(output_shape(x.shape, axes, keepdims))
+
+
+def to_integer(v, dtype):
+    """float64 ``v`` truncated toward zero to the integer ``dtype``; a
+    non-finite or out-of-range value gives the type's minimum (what the x86
+    conversion ONNX Runtime uses returns for signed types)."""
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(v)
+        ok = np.isfinite(t) & (t >= float(info.min)) & (t < 2.0 ** (info.bits - (info.min < 0)))
+    return np.where(ok, np.where(ok, t, 0).astype(dtype), dtype.type(info.min)).astype(dtype)
