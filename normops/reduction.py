@@ -68,17 +68,15 @@ def normalize_axes(name, argument, values, ndim):
     return frozenset(seen)
 
 
-def check_dtype(name, dtype, version=None):
+def check_dtype(name, dtype, version):
     """Float types, and the integer types ONNX allows (bool: not served)."""
     if is_float_dtype(dtype):
         return
     if dtype.kind == "b":
         raise UnsupportedError(f"{name}: input 'data' of dtype bool is not served")
-    if dtype in _INTS or (dtype in _SMALL_INTS and name in ("ReduceMax", "ReduceMin", "numpy.max", "numpy.min")
-                          and (version is None or version >= 12)):
+    if dtype in _INTS or (dtype in _SMALL_INTS and name in ("ReduceMax", "ReduceMin") and version >= 12):
         return
-    raise InvalidInputError(f"{name}: input 'data' has dtype {dtype}, which {name} does not take"
-                            + (f" at opset {version}" if version is not None else ""))
+    raise InvalidInputError(f"{name}: input 'data' has dtype {dtype}, which {name} does not take at opset {version}")
 
 
 def _bind(op, version, inputs, attributes):
