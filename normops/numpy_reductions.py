@@ -128,8 +128,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue, 
         dtype = _dtype_argument("mean", dtype)
         if not is_float_dtype(dtype):
             raise UnsupportedError(f"mean: integer argument 'dtype'={dtype} is not served")
-    return _finish("mean", _run("mean", "ReduceMean", a.astype(dtype, copy=False), axis, keepdims, mode,
-                                n_threads), out)
+    y = _run("mean", "ReduceMean", a.astype(dtype, copy=False), axis, keepdims, mode, n_threads)
+    if a.size == 0 and y.size:  # NumPy: the mean of nothing is NaN (ReduceMean gives 0)
+        y = np.full_like(y, np.nan)
+    return _finish("mean", y, out)
 
 
 def _extreme(name, kind, a, axis, out, keepdims, initial, where, mode, n_threads):

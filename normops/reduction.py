@@ -149,7 +149,11 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
             raise InvalidInputError(
                 f"{op_type}: attribute 'noop_with_empty_axes' is not defined at opset {version}")
     else:
-        inputs = (data, None if axes is None else np.asarray(axes, dtype=np.int64))
+        if axes is not None:
+            axes = np.asarray(axes)
+            if axes.size == 0:  # [] is float64 to NumPy
+                axes = axes.astype(np.int64)
+        inputs = (data, axes)
         attributes = {"keepdims": keepdims, "noop_with_empty_axes": noop_with_empty_axes}
     outputs = op.call(inputs, attributes, opset, mode, n_threads)
     return tuple(outputs) if full_output else outputs[0]

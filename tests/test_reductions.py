@@ -302,6 +302,9 @@ def test_bad_input_is_refused_by_name():
         normops.run("ReduceSum", [x, np.array([0.5])])
     with pytest.raises(InvalidInputError, match="keepdims"):
         run("ReduceSum", x, [0], keepdims=2)
+    with pytest.raises(InvalidInputError, match="ReduceSum.*axes"):
+        normops.reduce_sum(x, [1.5])
+    assert normops.reduce_sum(x, []).shape == (1, 1)
 
 
 def test_inputs_are_not_modified_and_any_layout_is_accepted():
@@ -362,6 +365,7 @@ def test_numpy_style_arguments():
     assert normops.sum(np.arange(5, dtype=np.int32)).dtype == np.int64
     assert normops.prod(np.arange(1, 5, dtype=np.uint16)).dtype == np.uint64
     assert normops.mean(np.arange(4)) == 1.5
+    assert np.isnan(normops.mean(np.zeros((0, 3)), axis=0)).all()  # NumPy's rule, not ReduceMean's
     out = np.empty(6, np.float32)
     assert normops.sum(x, axis=0, out=out) is out and np.allclose(out, x.sum(0), rtol=1e-6)
     assert np.isnan(normops.max(np.array([1.0, np.nan, 3.0])))  # NumPy's NaN rule
