@@ -244,6 +244,23 @@ def test_every_opset_reads_axes_where_it_is_defined(op):
 
 # ------------------------------------------------------------------ integers
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint32", "uint64"])
+def test_integer_kernels_match_the_reference(dtype):
+    ops = ["ReduceMax", "ReduceMin"] if np.dtype(dtype).itemsize == 1 else OPS
+    info = np.iinfo(dtype)
+    for shape, axes in SHAPES_AXES + [(((1 << 20) + 77,), [0]), ((64, 4096), [0])]:
+        x = RNG.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+        if np.prod(shape) < 10 ** 5:
+            x.ravel()[::5] = RNG.integers(-3, 4, size=x.ravel()[::5].shape).astype(dtype)  # small values too
+        for op in ops:
+            want = ref(op, x, axes, keepdims=0)
+            for level in normops._isa.available_levels()[-1:] if x.size < 10 ** 5 else normops._isa.available_levels():
+                with normops._isa.use(level):
+                    for n in ((1, 3) if x.size > 10 ** 5 else (2,)):
+                        assert_same_bits(run(op, x, axes, keepdims=0, n_threads=n), want,
+                                         f"{op} {shape} {axes} {level} {n}")
+
+
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint32", "uint64"])
 def test_integer_sums_and_products_wrap(dtype):
     info = np.iinfo(dtype)

@@ -20,6 +20,7 @@
 
 #include "sum16.h"
 #include "transcendental.h"
+#include <stdint.h>
 
 enum normops_reduce_op {
     NORMOPS_R_SUM, NORMOPS_R_SUM_ABS, NORMOPS_R_SUM_SQUARE, NORMOPS_R_SUM_EXP,
@@ -35,6 +36,45 @@ enum normops_reduce_op {
 #define NORMOPS_SPAN_BYTES 16384
 /* Terms evaluated by exp at a time in the row layout (a multiple of 16). */
 #define NORMOPS_EXP_PIECE 1024
+
+/* The column loop of any element type with N##_identity, N##_step1 and N##_stepv. */
+#define NORMOPS_DEFINE_COLS(T, N)                                                            \
+/* Column tiles: out[j * out_stride] = op over r < R of x[r * C + j], j < w, at most         \
+ * NORMOPS_SPAN_BYTES of outputs. */                                                         \
+NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op,  \
+                                       T* out, ptrdiff_t out_stride) {                       \
+    N##_vec acc[NORMOPS_SPAN_BYTES / NORMOPS_VECTOR_BYTES];                                  \
+    T tail[N##_LANES];                                                                       \
+    const int nv = w / N##_LANES, nt = w % N##_LANES;                                        \
+    const T id = N##_identity(op);                                                           \
+    N##_vec idv = {0};                                                                       \
+    idv = idv + id;                                                                          \
+    for (int v = 0; v < nv; v++) acc[v] = idv;                                               \
+    for (int j = 0; j < nt; j++) tail[j] = id;                                               \
+    ptrdiff_t r = 0;                                                                         \
+    for (; r + 3 < R; r += 4) { /* four rows per visit of the accumulators, in order */      \
+        const T *a = x + r * C, *b = a + C, *c = b + C, *d = c + C;                          \
+        for (int v = 0; v < nv; v++) {                                                       \
+            const int o = v * N##_LANES;                                                     \
+            N##_vec s = N##_stepv(acc[v], *(const N##_unaligned*)(a + o), op);               \
+            s = N##_stepv(s, *(const N##_unaligned*)(b + o), op);                            \
+            s = N##_stepv(s, *(const N##_unaligned*)(c + o), op);                            \
+            acc[v] = N##_stepv(s, *(const N##_unaligned*)(d + o), op);                       \
+        }                                                                                    \
+        for (int j = nv * N##_LANES; j < w; j++)                                             \
+            tail[j - nv * N##_LANES] = N##_step1(N##_step1(N##_step1(N##_step1(              \
+                tail[j - nv * N##_LANES], a[j], op), b[j], op), c[j], op), d[j], op);        \
+    }                                                                                        \
+    for (; r < R; r++) {                                                                     \
+        const T* a = x + r * C;                                                              \
+        for (int v = 0; v < nv; v++)                                                         \
+            acc[v] = N##_stepv(acc[v], *(const N##_unaligned*)(a + v * N##_LANES), op);      \
+        for (int j = 0; j < nt; j++) tail[j] = N##_step1(tail[j], a[nv * N##_LANES + j], op); \
+    }                                                                                        \
+    for (int v = 0; v < nv; v++)                                                             \
+        for (int l = 0; l < N##_LANES; l++) out[(v * N##_LANES + l) * out_stride] = acc[v][l]; \
+    for (int j = 0; j < nt; j++) out[(nv * N##_LANES + j) * out_stride] = tail[j];           \
+}
 
 /* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map */
 #define NORMOPS_DEFINE_REDUCE(T, N, EXP)                                                     \
@@ -78,42 +118,7 @@ NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {       
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-/* Column tiles: out[j * out_stride] = op over r < R of x[r * C + j], j < w, at most         \
- * NORMOPS_SPAN_BYTES of outputs. */                                                         \
-NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op,  \
-                                       T* out, ptrdiff_t out_stride) {                       \
-    N##_vec acc[NORMOPS_SPAN_BYTES / NORMOPS_VECTOR_BYTES];                                  \
-    T tail[N##_LANES];                                                                       \
-    const int nv = w / N##_LANES, nt = w % N##_LANES;                                        \
-    const T id = N##_identity(op);                                                           \
-    N##_vec idv = {0};                                                                       \
-    idv = idv + id;                                                                          \
-    for (int v = 0; v < nv; v++) acc[v] = idv;                                               \
-    for (int j = 0; j < nt; j++) tail[j] = id;                                               \
-    ptrdiff_t r = 0;                                                                         \
-    for (; r + 3 < R; r += 4) { /* four rows per visit of the accumulators, in order */      \
-        const T *a = x + r * C, *b = a + C, *c = b + C, *d = c + C;                          \
-        for (int v = 0; v < nv; v++) {                                                       \
-            const int o = v * N##_LANES;                                                     \
-            N##_vec s = N##_stepv(acc[v], *(const N##_unaligned*)(a + o), op);               \
-            s = N##_stepv(s, *(const N##_unaligned*)(b + o), op);                            \
-            s = N##_stepv(s, *(const N##_unaligned*)(c + o), op);                            \
-            acc[v] = N##_stepv(s, *(const N##_unaligned*)(d + o), op);                       \
-        }                                                                                    \
-        for (int j = nv * N##_LANES; j < w; j++)                                             \
-            tail[j - nv * N##_LANES] = N##_step1(N##_step1(N##_step1(N##_step1(              \
-                tail[j - nv * N##_LANES], a[j], op), b[j], op), c[j], op), d[j], op);        \
-    }                                                                                        \
-    for (; r < R; r++) {                                                                     \
-        const T* a = x + r * C;                                                              \
-        for (int v = 0; v < nv; v++)                                                         \
-            acc[v] = N##_stepv(acc[v], *(const N##_unaligned*)(a + v * N##_LANES), op);      \
-        for (int j = 0; j < nt; j++) tail[j] = N##_step1(tail[j], a[nv * N##_LANES + j], op); \
-    }                                                                                        \
-    for (int v = 0; v < nv; v++)                                                             \
-        for (int l = 0; l < N##_LANES; l++) out[(v * N##_LANES + l) * out_stride] = acc[v][l]; \
-    for (int j = 0; j < nt; j++) out[(nv * N##_LANES + j) * out_stride] = tail[j];           \
-}                                                                                            \
+NORMOPS_DEFINE_COLS(T, N)                                                                    \
                                                                                              \
 /* Column tile of exp(x - center[j]) sums, sequential per output. */                         \
 static inline void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, const T* center, \
@@ -239,5 +244,112 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
 
 NORMOPS_DEFINE_REDUCE(float, normops_f32, NORMOPS_T_EXP32)
 NORMOPS_DEFINE_REDUCE(double, normops_f64, NORMOPS_T_EXP64)
+
+/* Integers (decisions.md §4): sums, sums of squares and products wrap
+ * around (computed in the unsigned type U, so no signed overflow), |x| of
+ * the minimum value wraps, max/min compare in T. Wrapping arithmetic is
+ * associative and commutative, so the lanes may take any order. */
+#define NORMOPS_DEFINE_REDUCE_INT(T, N, U, MINV, MAXV)                                       \
+typedef T N##_vec __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                        \
+typedef U N##_bits __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                       \
+typedef T N##_unaligned __attribute__((vector_size(NORMOPS_VECTOR_BYTES), aligned(sizeof(T)), may_alias)); \
+enum { N##_LANES = NORMOPS_VECTOR_BYTES / sizeof(T) };                                       \
+                                                                                             \
+NORMOPS_ALWAYS_INLINE T N##_identity(int op) {                                               \
+    if (op == NORMOPS_R_PROD) return 1;                                                      \
+    if (op == NORMOPS_R_MAX || op == NORMOPS_R_MAX_NAN) return MINV;                         \
+    if (op == NORMOPS_R_MIN || op == NORMOPS_R_MIN_NAN) return MAXV;                         \
+    return 0;                                                                                \
+}                                                                                            \
+                                                                                             \
+NORMOPS_ALWAYS_INLINE T N##_step1(T acc, T x, int op) {                                      \
+    U a = (U)acc, v = (U)x;                                                                  \
+    switch (op) {                                                                            \
+    case NORMOPS_R_SUM_ABS: return (T)(a + (x < 0 ? (U)((U)0 - v) : v));                     \
+    case NORMOPS_R_SUM_SQUARE: return (T)(a + (U)(v * v));                                   \
+    case NORMOPS_R_PROD: return (T)(a * v);                                                  \
+    case NORMOPS_R_MAX: case NORMOPS_R_MAX_NAN: return x > acc ? x : acc;                    \
+    case NORMOPS_R_MIN: case NORMOPS_R_MIN_NAN: return x < acc ? x : acc;                    \
+    default: return (T)(a + v);                                                              \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
+NORMOPS_ALWAYS_INLINE N##_vec N##_blend(N##_bits take, N##_vec x, N##_vec acc) {             \
+    return (N##_vec)(((N##_bits)x & take) | ((N##_bits)acc & ~take));                        \
+}                                                                                            \
+                                                                                             \
+NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {                    \
+    N##_bits a = (N##_bits)acc, v = (N##_bits)x, neg;                                        \
+    switch (op) {                                                                            \
+    case NORMOPS_R_SUM_ABS:  /* all ones where x < 0: (v ^ neg) - neg is -v there */         \
+        neg = (N##_bits)(x < 0);                                                             \
+        return (N##_vec)(a + ((v ^ neg) - neg));                                             \
+    case NORMOPS_R_SUM_SQUARE: return (N##_vec)(a + v * v);                                  \
+    case NORMOPS_R_PROD: return (N##_vec)(a * v);                                            \
+    case NORMOPS_R_MAX: case NORMOPS_R_MAX_NAN: return N##_blend((N##_bits)(x > acc), x, acc); \
+    case NORMOPS_R_MIN: case NORMOPS_R_MIN_NAN: return N##_blend((N##_bits)(x < acc), x, acc); \
+    default: return (N##_vec)(a + v);                                                        \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
+NORMOPS_DEFINE_COLS(T, N)                                                                    \
+                                                                                             \
+/* one sequence, any order: four vector accumulators, then the lanes */                      \
+NORMOPS_ALWAYS_INLINE T N##_row_any(const T* x, ptrdiff_t n, int op) {                       \
+    const T id = N##_identity(op);                                                           \
+    N##_vec m0 = {0}, m1, m2, m3;                                                            \
+    m0 = m0 + id;                                                                            \
+    m1 = m2 = m3 = m0;                                                                       \
+    ptrdiff_t i = 0, full4 = n - n % (4 * N##_LANES);                                        \
+    for (; i < full4; i += 4 * N##_LANES) {                                                  \
+        m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op);                              \
+        m1 = N##_stepv(m1, *(const N##_unaligned*)(x + i + N##_LANES), op);                  \
+        m2 = N##_stepv(m2, *(const N##_unaligned*)(x + i + 2 * N##_LANES), op);              \
+        m3 = N##_stepv(m3, *(const N##_unaligned*)(x + i + 3 * N##_LANES), op);              \
+    }                                                                                        \
+    T r = id;                                                                                \
+    for (int l = 0; l < N##_LANES; l++) {  /* the lanes' results combine by the op itself */ \
+        int c = op == NORMOPS_R_SUM_ABS || op == NORMOPS_R_SUM_SQUARE ? NORMOPS_R_SUM : op;  \
+        r = N##_step1(N##_step1(N##_step1(N##_step1(r, m0[l], c), m1[l], c), m2[l], c), m3[l], c); \
+    }                                                                                        \
+    for (; i < n; i++) r = N##_step1(r, x[i], op);                                           \
+    return r;                                                                                \
+}                                                                                            \
+                                                                                             \
+static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_t n, int op, \
+                                           const T* center, T* out) {                        \
+    (void)center;                                                                            \
+    for (ptrdiff_t i = 0; i < count; i++) {                                                  \
+        const T* a = x + i * n;                                                              \
+        switch (op) {  /* constant op per loop */                                            \
+        case NORMOPS_R_SUM_ABS: out[i] = N##_row_any(a, n, NORMOPS_R_SUM_ABS); break;        \
+        case NORMOPS_R_SUM_SQUARE: out[i] = N##_row_any(a, n, NORMOPS_R_SUM_SQUARE); break;  \
+        case NORMOPS_R_PROD: out[i] = N##_row_any(a, n, NORMOPS_R_PROD); break;              \
+        case NORMOPS_R_MAX: case NORMOPS_R_MAX_NAN: out[i] = N##_row_any(a, n, NORMOPS_R_MAX); break; \
+        case NORMOPS_R_MIN: case NORMOPS_R_MIN_NAN: out[i] = N##_row_any(a, n, NORMOPS_R_MIN); break; \
+        default: out[i] = N##_row_any(a, n, NORMOPS_R_SUM); break;                           \
+        }                                                                                    \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
+static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C, int w, int op, \
+                                           const T* center, T* out, ptrdiff_t out_stride) {  \
+    (void)center;                                                                            \
+    switch (op) {                                                                            \
+    case NORMOPS_R_SUM_ABS: N##_cols_op(x, R, C, w, NORMOPS_R_SUM_ABS, out, out_stride); break; \
+    case NORMOPS_R_SUM_SQUARE: N##_cols_op(x, R, C, w, NORMOPS_R_SUM_SQUARE, out, out_stride); break; \
+    case NORMOPS_R_PROD: N##_cols_op(x, R, C, w, NORMOPS_R_PROD, out, out_stride); break;    \
+    case NORMOPS_R_MAX: case NORMOPS_R_MAX_NAN: N##_cols_op(x, R, C, w, NORMOPS_R_MAX, out, out_stride); break; \
+    case NORMOPS_R_MIN: case NORMOPS_R_MIN_NAN: N##_cols_op(x, R, C, w, NORMOPS_R_MIN, out, out_stride); break; \
+    default: N##_cols_op(x, R, C, w, NORMOPS_R_SUM, out, out_stride); break;                 \
+    }                                                                                        \
+}
+
+NORMOPS_DEFINE_REDUCE_INT(int8_t, normops_i8, uint8_t, INT8_MIN, INT8_MAX)
+NORMOPS_DEFINE_REDUCE_INT(uint8_t, normops_u8, uint8_t, 0, UINT8_MAX)
+NORMOPS_DEFINE_REDUCE_INT(int32_t, normops_i32, uint32_t, INT32_MIN, INT32_MAX)
+NORMOPS_DEFINE_REDUCE_INT(uint32_t, normops_u32, uint32_t, 0, UINT32_MAX)
+NORMOPS_DEFINE_REDUCE_INT(int64_t, normops_i64, uint64_t, INT64_MIN, INT64_MAX)
+NORMOPS_DEFINE_REDUCE_INT(uint64_t, normops_u64, uint64_t, 0, UINT64_MAX)
 
 #endif

@@ -44,12 +44,13 @@ KINDS = {
 
 def identity(op, dtype):
     """The value an accumulation starts from (and an empty one gives)."""
+    big = dtype.kind in "iu" and np.iinfo(dtype)
     if op == PROD:
         return dtype.type(1)
     if op in (MAX, MAX_NAN):
-        return dtype.type(-np.inf)
+        return dtype.type(big.min if big else -np.inf)
     if op in (MIN, MIN_NAN):
-        return dtype.type(np.inf)
+        return dtype.type(big.max if big else np.inf)
     return dtype.type(0)
 
 
@@ -100,11 +101,9 @@ def evaluate(kind, x, axes, keepdims, accumulate, dtype):
     or float64), rounded once to x's dtype. ``accumulate(x3, op, center)``
     returns the (O, C) accumulations of the O x R x C array x3 (R >= 1)."""
     op, finishing = KINDS[kind]
-    perm, O, R, C = arrange(x.shape, axes)
+    x3 = arranged(x, axes, dtype)
+    O, R, C = x3.shape
     out_shape = output_shape(x.shape, axes, keepdims)
-    x3 = np.transpose(x, perm)
-    x3 = (x3 if x3.dtype == dtype and x3.flags.c_contiguous and x3.flags.aligned
-          else np.array(x3, dtype=dtype, order="C")).reshape(O, R, C)
     m = None
     if O * C == 0 or R == 0:  # no outputs, or empty reductions
         raw = np.full((O, C), identity(op, dtype), dtype)
@@ -123,6 +122,15 @@ def evaluate(kind, x, axes, keepdims, accumulate, dtype):
             y = canonical_nan(y)
     with np.errstate(over="ignore"):
         return y.astype(x.dtype, copy=False)
+
+
+def arranged(x, axes, dtype):
+    """x as the contiguous O x R x C array of ``arrange``, in ``dtype``."""
+    perm, O, R, C = arrange(x.shape, axes)
+    x3 = np.transpose(x, perm)
+    if not (x3.dtype == dtype and x3.flags.c_contiguous and x3.flags.aligned):
+        x3 = np.array(x3, dtype=dtype, order="C")
+    return x3.reshape(O, R, C)
 
 
 def finish(finishing, raw, x3, count, m):
@@ -191,6 +199,8 @@ def _layout_reduce(t, op, row_layout):
 def accumulate(x3, op, center):
     """The reference accumulation: (O, C) results of op over axis 1 of x3."""
     O, R, C = x3.shape
+    if x3.dtype.kind in "iu":
+        return _integer_accumulate(x3, op)
     t = _terms(x3, op, center)
     row_layout = C == 1
     if R < LONG_TERMS:
@@ -209,54 +219,59 @@ def accumulate(x3, op, center):
 
 # ------------------------------------------------------------------ integers
 
-def evaluate_integer(kind, x, axes, keepdims, accumulate):
-    """Integer reductions. Wrap-around addition and multiplication are
+def _integer_accumulate(x3, op):
+    """Integer accumulations. Wrap-around addition and multiplication are
     associative and commutative modulo 2^bits, and max/min pick a value, so
     every order gives the same bits: NumPy's reductions in the input's type
-    are the specification. Mean truncates toward zero; an empty mean is 0;
-    L2 is the float64 square root of the wrapped sum of squares, truncated
-    (0 when the sum wrapped negative). ReduceLogSum is log64 of the wrapped
-    sum truncated toward zero (``to_integer``); ReduceLogSumExp is the
-    integer maximum m plus the truncated float64 log(sum(exp(x - m))), as
-    ONNX Runtime computes it (an empty one gives the type's minimum).
-    ``accumulate`` serves that float64 part."""
+    are the specification (|x| and x * x wrap too)."""
+    with np.errstate(all="ignore"):
+        if op == SUM_ABS:
+            return np.add.reduce(np.abs(x3), axis=1, dtype=x3.dtype)
+        if op == SUM_SQUARE:
+            return np.add.reduce(x3 * x3, axis=1, dtype=x3.dtype)
+        ufunc = {PROD: np.multiply, MAX: np.maximum, MAX_NAN: np.maximum, MIN: np.minimum,
+                 MIN_NAN: np.minimum}.get(op, np.add)
+        return ufunc.reduce(x3, axis=1, dtype=x3.dtype)
+
+
+def evaluate_integer(kind, x, axes, keepdims, accumulate):
+    """Integer reductions: the accumulation wraps around (see
+    ``_integer_accumulate``); an empty max/min gives the type's
+    minimum/maximum. Mean divides truncating toward zero (an empty mean is
+    0); L2 is the float64 square root of the wrapped sum of squares,
+    truncated (0 when the sum wrapped negative); ReduceLogSum is log64 of
+    the wrapped sum truncated toward zero (``to_integer``); ReduceLogSumExp
+    is the integer maximum m plus the truncated float64
+    log(sum(exp(x - m))), the float64 part by the float64 operator's steps,
+    as ONNX Runtime computes it (an empty one gives the type's minimum)."""
     op, finishing = KINDS[kind]
     dtype = x.dtype
-    axes = tuple(sorted(axes))
-    count = math.prod(x.shape[i] for i in axes)
+    x3 = arranged(x, axes, dtype)
+    O, R, C = x3.shape
+    out_shape = output_shape(x.shape, axes, keepdims)
+    empty = O * C == 0 or R == 0
+    if empty and op == SUM_EXP:
+        return np.full(out_shape, np.iinfo(dtype).min, dtype)
     if op == SUM_EXP:  # m + trunc(log(sum(exp(x - m)))), m the integer maximum
-        info = np.iinfo(dtype)
-        m = np.maximum.reduce(x, axis=axes, keepdims=True, initial=info.min)
-        if count == 0:
-            return np.full(output_shape(x.shape, axes, keepdims), info.min, dtype)
-        d = x.astype(np.float64) - m.astype(np.float64)  # max(d) = 0, so the float64 result is log(s)
-        log_s = evaluate(kind, d, axes, keepdims, accumulate, np.dtype(np.float64))
+        m = accumulate(x3, MAX, None)
+        d = x3.astype(np.float64) - m.astype(np.float64)[:, None, :]  # max(d) = 0
+        log_s = _log(accumulate(d, SUM_EXP, np.zeros(m.shape, np.float64)))
         with np.errstate(over="ignore"):
-            return m.reshape(log_s.shape) + to_integer(log_s, dtype)
+            return (m + to_integer(log_s, dtype)).reshape(out_shape)
+    y = np.full((O, C), identity(op, dtype), dtype) if empty else accumulate(x3, op, None)
     with np.errstate(all="ignore"):
-        if op in (SUM, SUM_ABS, SUM_SQUARE):
-            t = np.abs(x) if op == SUM_ABS else (x * x if op == SUM_SQUARE else x)
-            y = np.add.reduce(t, axis=axes, dtype=dtype, keepdims=True)
-        elif op == PROD:
-            y = np.multiply.reduce(x, axis=axes, dtype=dtype, keepdims=True)
-        else:
-            info = np.iinfo(dtype)
-            big = op in (MAX, MAX_NAN)
-            ufunc = np.maximum if big else np.minimum
-            y = ufunc.reduce(x, axis=axes, keepdims=True, initial=info.min if big else info.max)
-        if finishing == "mean":
-            if count == 0:
-                y = np.zeros_like(y)
-            else:
-                n = dtype.type(count)
-                q = y // n  # floor; truncate toward zero instead
-                y = np.where((q * n != y) & (y < 0), q + dtype.type(1), q).astype(dtype)
+        if finishing == "mean" and R == 0:
+            y = np.zeros_like(y)
+        elif finishing == "mean":
+            n = dtype.type(R)
+            q = y // n  # floor; truncate toward zero instead
+            y = np.where((q * n != y) & (y < 0), q + dtype.type(1), q).astype(dtype)
         elif finishing == "sqrt":
-            s = np.sqrt(y.astype(np.float64))
-            y = np.where(np.isnan(s), 0, np.trunc(s)).astype(dtype)
+            r = np.sqrt(y.astype(np.float64))
+            y = np.where(np.isnan(r), 0, np.trunc(r)).astype(dtype)
         elif finishing == "log":
             y = to_integer(_log(y.astype(np.float64)), dtype)
-    return y.reshape(output_shape(x.shape, axes, keepdims))
+    return y.reshape(out_shape)
 
 
 def to_integer(v, dtype):
