@@ -92,6 +92,13 @@ def _finish(name, y, out):
 def _run(name, kind, a, axis, keepdims, mode, n_threads):
     n_threads = resolve(name, mode, n_threads)
     axes = _axes(name, axis, a.ndim)
+    if a.dtype.kind in "iu" and (a.dtype.itemsize == 2 or (a.dtype.itemsize == 1 and kind not in (
+            "numpy.max", "numpy.min"))):
+        # types the kernels do not hold: wrap-around arithmetic in 64 bits,
+        # then wrapped to the type, gives the same bits (and max/min the same value)
+        wide = np.int64 if a.dtype.kind == "i" else np.uint64
+        y = reduce(kind, a.astype(wide), axes, bool(keepdims), kernel_accumulate(n_threads))
+        return y.astype(a.dtype)
     return reduce(kind, a, axes, bool(keepdims), kernel_accumulate(n_threads))
 
 

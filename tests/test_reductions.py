@@ -359,7 +359,7 @@ NP_ARGS = [dict(), dict(axis=0), dict(axis=-1), dict(axis=(0, 2)), dict(axis=1, 
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod", "amax", "amin"])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int16", "bool"])
 def test_numpy_style_matches_numpy(name, dtype):
     x = (RNG.standard_normal((3, 4, 5)) * (1 if "float" in dtype else 4)).astype(np.float32)
     x = (x > 0) if dtype == "bool" else x.astype(dtype)
@@ -381,6 +381,9 @@ def test_numpy_style_arguments():
     assert normops.sum(x, dtype=np.float64).dtype == np.float64
     assert normops.sum(np.arange(5, dtype=np.int32)).dtype == np.int64
     assert normops.prod(np.arange(1, 5, dtype=np.uint16)).dtype == np.uint64
+    big = np.array([30000, 30000, 30000], np.int16)
+    assert normops.sum(big, dtype=np.int16) == np.sum(big, dtype=np.int16)  # wraps like NumPy
+    assert normops.prod(big.astype(np.uint8), dtype=np.uint8) == np.prod(big.astype(np.uint8), dtype=np.uint8)
     assert normops.mean(np.arange(4)) == 1.5
     assert np.isnan(normops.mean(np.zeros((0, 3)), axis=0)).all()  # NumPy's rule, not ReduceMean's
     out = np.empty(6, np.float32)
