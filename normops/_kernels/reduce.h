@@ -345,8 +345,6 @@ static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C,
     }                                                                                        \
 }
 
-NORMOPS_DEFINE_REDUCE_INT(int8_t, normops_i8, uint8_t, INT8_MIN, INT8_MAX)
-NORMOPS_DEFINE_REDUCE_INT(uint8_t, normops_u8, uint8_t, 0, UINT8_MAX)
 NORMOPS_DEFINE_REDUCE_INT(int32_t, normops_i32, uint32_t, INT32_MIN, INT32_MAX)
 NORMOPS_DEFINE_REDUCE_INT(uint32_t, normops_u32, uint32_t, 0, UINT32_MAX)
 NORMOPS_DEFINE_REDUCE_INT(int64_t, normops_i64, uint64_t, INT64_MIN, INT64_MAX)

@@ -3,13 +3,11 @@
 # Finishing (mean, sqrt, log, NaN rules) runs on the per-output results in
 # normops/reference/_reduce.py (evaluate), shared by kernels and reference.
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 ctypedef fused reducible:
     float
     double
-    int8_t
-    uint8_t
     int32_t
     uint32_t
     int64_t
@@ -35,14 +33,6 @@ cdef extern from "reduce.h" nogil:
                                    const float* center, float* out)
     void normops_reduce_rows_double(const double* x, Py_ssize_t count, Py_ssize_t n, int op,
                                     const double* center, double* out)
-    void normops_reduce_cols_int8_t(const int8_t* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
-                                 const int8_t* center, int8_t* out, Py_ssize_t out_stride)
-    void normops_reduce_rows_int8_t(const int8_t* x, Py_ssize_t count, Py_ssize_t n, int op,
-                                 const int8_t* center, int8_t* out)
-    void normops_reduce_cols_uint8_t(const uint8_t* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
-                                 const uint8_t* center, uint8_t* out, Py_ssize_t out_stride)
-    void normops_reduce_rows_uint8_t(const uint8_t* x, Py_ssize_t count, Py_ssize_t n, int op,
-                                 const uint8_t* center, uint8_t* out)
     void normops_reduce_cols_int32_t(const int32_t* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
                                  const int32_t* center, int32_t* out, Py_ssize_t out_stride)
     void normops_reduce_rows_int32_t(const int32_t* x, Py_ssize_t count, Py_ssize_t n, int op,
@@ -89,10 +79,6 @@ cdef inline void cols_tile(const reducible* x, Py_ssize_t R, Py_ssize_t C, int w
         normops_reduce_cols_float(x, R, C, w, op, center, out, out_stride)
     elif reducible is double:
         normops_reduce_cols_double(x, R, C, w, op, center, out, out_stride)
-    elif reducible is int8_t:
-        normops_reduce_cols_int8_t(x, R, C, w, op, center, out, out_stride)
-    elif reducible is uint8_t:
-        normops_reduce_cols_uint8_t(x, R, C, w, op, center, out, out_stride)
     elif reducible is int32_t:
         normops_reduce_cols_int32_t(x, R, C, w, op, center, out, out_stride)
     elif reducible is uint32_t:
@@ -109,10 +95,6 @@ cdef inline void rows_run(const reducible* x, Py_ssize_t count, Py_ssize_t n, in
         normops_reduce_rows_float(x, count, n, op, center, out)
     elif reducible is double:
         normops_reduce_rows_double(x, count, n, op, center, out)
-    elif reducible is int8_t:
-        normops_reduce_rows_int8_t(x, count, n, op, center, out)
-    elif reducible is uint8_t:
-        normops_reduce_rows_uint8_t(x, count, n, op, center, out)
     elif reducible is int32_t:
         normops_reduce_rows_int32_t(x, count, n, op, center, out)
     elif reducible is uint32_t:
@@ -227,8 +209,7 @@ cdef int reduce_dispatch(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssiz
 
 
 # dtype (kind, itemsize) -> index into the dispatch of reduce_accumulate
-_REDUCE_TYPES = {("f", 4): 0, ("f", 8): 1, ("i", 1): 2, ("u", 1): 3, ("i", 4): 4, ("u", 4): 5,
-                 ("i", 8): 6, ("u", 8): 7}
+_REDUCE_TYPES = {("f", 4): 0, ("f", 8): 1, ("i", 4): 4, ("u", 4): 5, ("i", 8): 6, ("u", 8): 7}
 
 
 def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, center, int n_threads):
@@ -236,7 +217,7 @@ def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, 
     O * R * C elements (C == 1: the row layout; C > 1: the column layout).
     float32/float64: op 0 sum, 1 sum of |x|, 2 sum of squares, 3 sum of
     exp(x - center[o, c]), 4 product, 5 max, 6 min (both ignoring NaN),
-    7 max, 8 min (any NaN wins). int8/uint8/int32/uint32/int64/uint64: the
+    7 max, 8 min (any NaN wins). int32/uint32/int64/uint64: the
     same ops but 3, wrapping around. R must be >= 1."""
     if not isinstance(x, cnp.ndarray):
         raise TypeError("kernel argument 'x' must be an ndarray")
@@ -259,10 +240,6 @@ def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, 
             reduce_dispatch[float](<const float*>px, O, R, C, op, <const float*>pc, <float*>po, n_threads)
         elif k == 1:
             reduce_dispatch[double](<const double*>px, O, R, C, op, <const double*>pc, <double*>po, n_threads)
-        elif k == 2:
-            reduce_dispatch[int8_t](<const int8_t*>px, O, R, C, op, NULL, <int8_t*>po, n_threads)
-        elif k == 3:
-            reduce_dispatch[uint8_t](<const uint8_t*>px, O, R, C, op, NULL, <uint8_t*>po, n_threads)
         elif k == 4:
             reduce_dispatch[int32_t](<const int32_t*>px, O, R, C, op, NULL, <int32_t*>po, n_threads)
         elif k == 5:

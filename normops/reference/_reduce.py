@@ -252,13 +252,15 @@ def evaluate_integer(kind, x, axes, keepdims, accumulate):
     empty = O * C == 0 or R == 0
     if empty and op == SUM_EXP:
         return np.full(out_shape, np.iinfo(dtype).min, dtype)
+    if dtype.itemsize < 4:  # 8-bit max/min: computed on 32-bit lanes, the same values
+        x3 = x3.astype(np.int32 if dtype.kind == "i" else np.uint32)
     if op == SUM_EXP:  # m + trunc(log(sum(exp(x - m)))), m the integer maximum
-        m = accumulate(x3, MAX, None)
+        m = accumulate(x3, MAX, None).astype(dtype)
         d = x3.astype(np.float64) - m.astype(np.float64)[:, None, :]  # max(d) = 0
         log_s = _log(accumulate(d, SUM_EXP, np.zeros(m.shape, np.float64)))
         with np.errstate(over="ignore"):
             return (m + to_integer(log_s, dtype)).reshape(out_shape)
-    y = np.full((O, C), identity(op, dtype), dtype) if empty else accumulate(x3, op, None)
+    y = np.full((O, C), identity(op, dtype), dtype) if empty else accumulate(x3, op, None).astype(dtype)
     with np.errstate(all="ignore"):
         if finishing == "mean" and R == 0:
             y = np.zeros_like(y)
