@@ -18,6 +18,11 @@ from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
 from .transcendental import exp32, log32
+from .reduction import (
+    reduce_l1, reduce_l2, reduce_log_sum, reduce_log_sum_exp, reduce_max, reduce_mean, reduce_min,
+    reduce_prod, reduce_sum, reduce_sum_square,
+)
+from .numpy_reductions import amax, amin, logsumexp, max, mean, min, prod, sum  # noqa: A004
 from . import ops, reference  # noqa: E402  (needs the operators registered above)
 
 __all__ = [
@@ -29,5 +34,10 @@ __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "exp32", "log32",
+    "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
+    "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
+    # normops.sum, normops.max and normops.min are public too, but left out of
+    # __all__ on purpose: `from normops import *` must not shadow the builtins.
+    "mean", "amax", "amin", "prod", "logsumexp",
     "mean_variance_normalization", "lp_normalization",
 ]

@@ -47,6 +47,7 @@ include "rownorm_api.pxi"
 include "rowdivide.pxi"
 include "transcendental.pxi"
 include "softmax.pxi"
+include "reduce.pxi"
 
 
 # ----------------------------------------------------------------- checks
