@@ -642,7 +642,7 @@ def compare_outputs(got: np.ndarray, want: np.ndarray) -> tuple[bool, float, str
         at = tuple(int(k) for k in np.unravel_index(i, want.shape))
         n = int(nonfinite_bad.sum())
         return False, np.inf, (f"{n} of {want.size} elements differ in NaN/inf; first at {at}: "
-                               f"normops {a.reshape(-1)[i]!r}, ORT {b.reshape(-1)[i]!r}")
+                               f"normops {float(a.reshape(-1)[i])!r}, ORT {float(b.reshape(-1)[i])!r}")
     if not both.any():
         return True, 0.0, ""
     diff = np.abs(a[both] - b[both])
@@ -653,7 +653,7 @@ def compare_outputs(got: np.ndarray, want: np.ndarray) -> tuple[bool, float, str
         flat = np.flatnonzero(both.reshape(-1))[i]
         at = tuple(int(k) for k in np.unravel_index(flat, want.shape))
         return False, err, (f"scaled error {err:.3g} > {bound:.3g}; worst at {at}: "
-                            f"normops {a.reshape(-1)[flat]!r}, ORT {b.reshape(-1)[flat]!r}")
+                            f"normops {float(a.reshape(-1)[flat])!r}, ORT {float(b.reshape(-1)[flat])!r}")
     return True, err, ""
 
 
@@ -703,9 +703,51 @@ def run_ort(case: Case, n_outputs: int):
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    model, bf16_outputs = _bfloat16_through_float32(model)
     sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    feeds = {n: a for n, a in zip(names, case.inputs) if n}
-    return sess.run(None, feeds)
+    feeds = {n: (a.astype(np.float32) if a.dtype.name == "bfloat16" else a)
+             for n, a in zip(names, case.inputs) if n}
+    outputs = sess.run(None, feeds)
+    return [o.astype(_dtype("bfloat16")) if k in bf16_outputs else o for k, o in enumerate(outputs)]
+
+
+def _bfloat16_through_float32(model):
+    """onnxruntime's Python API takes and returns no bfloat16 arrays: bfloat16
+    graph inputs become float32 ones followed by a Cast, bfloat16 outputs are
+    Cast to float32 (both exact). Returns the model and the indices of the
+    outputs to convert back."""
+    onnx, _ = _onnx()
+    bf16 = onnx.TensorProto.BFLOAT16
+    graph = model.graph
+    if not any(v.type.tensor_type.elem_type == bf16 for v in graph.input):
+        return model, set()
+    node = graph.node[0]
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+        types = {v.name: v.type.tensor_type.elem_type for v in inferred.graph.output}
+    except Exception:  # noqa: BLE001 - unknown schema: outputs follow the first input
+        types = {}
+    casts_in = []
+    for value in graph.input:
+        if value.type.tensor_type.elem_type == bf16:
+            value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+            inner = value.name + "_bf16"
+            casts_in.append(onnx.helper.make_node("Cast", [value.name], [inner], to=bf16))
+            node.input[:] = [inner if i == value.name else i for i in node.input]
+    casts_out, converted = [], set()
+    for k, name in enumerate(list(node.output)):
+        elem = types.get(name) or (bf16 if k == 0 else onnx.TensorProto.FLOAT)
+        if elem == bf16:
+            node.output[k] = name + "_bf16"
+            casts_out.append(onnx.helper.make_node("Cast", [node.output[k]], [name], to=onnx.TensorProto.FLOAT))
+            converted.add(k)
+    nodes = [*casts_in, onnx.helper.NodeProto(), *casts_out]
+    nodes[len(casts_in)].CopyFrom(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    if not any(o.domain in ("", "ai.onnx") for o in model.opset_import):
+        model.opset_import.append(onnx.helper.make_opsetid("", 17))
+    return model, converted
 
 
 def _ort_error_type(exc: BaseException) -> str:

@@ -108,6 +108,17 @@ def test_nan_difference_in_a_documented_category_is_not_a_failure(monkeypatch):
     assert co.run_case(_softmax_case(np.ones((1, 3), np.float32))).status == co.FAIL
 
 
+def test_bfloat16_runs_through_float32_casts():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.random.default_rng(2).standard_normal((4, 9)).astype(ml_dtypes.bfloat16)
+    scale = np.linspace(0.5, 1.5, 9).astype(ml_dtypes.bfloat16)
+    case = co.Case("LayerNormalization", "", 17, 17, "bfloat16", 0, [x, scale], {})
+    y, mean, inv = co.run_ort(case, 3)
+    assert (y.dtype.name, mean.dtype, inv.dtype) == ("bfloat16", np.float32, np.float32)
+    result = co.run_case(case)
+    assert result.status == co.PASS, result.message
+
+
 def test_ort_refusal_is_recorded_not_failed():
     x = np.zeros((2, 3), np.float32)
     case = co.Case("Sigmoid", "", 1, 1, "float32", 0, [x], {})  # ORT has no Sigmoid-1 kernel
