@@ -334,3 +334,61 @@ def test_checked_in_page_has_the_section():
     assert section is not None, "run python -m normops compare-ort --write-docs"
     for _, op in _registry.served_operators():
         assert f"| {op} |" in section, f"{op} missing from the compare-ort section"
+
+
+# --------------------------------------------------------------------------
+# A new operator is one registration away
+
+
+def _numpy_reduce_sum():
+    """A NumPy ReduceSum registered like a real operator (float64 accumulation)."""
+
+    def attributes(version):
+        return {"axes": None, "keepdims": 1} if version < 13 else {"keepdims": 1, "noop_with_empty_axes": 0}
+
+    def bind(op, version, inputs, attrs):
+        return version, inputs, attrs
+
+    def compute(plan, mode, n_threads, all_outputs):
+        version, (x, axes), attrs = plan
+        axes = attrs["axes"] if version < 13 else (None if axes is None else axes.tolist())
+        if not axes:
+            if attrs.get("noop_with_empty_axes"):
+                return [x.copy()]
+            axes = None
+        axis = None if axes is None else tuple(a % x.ndim for a in axes)
+        wide = np.float64 if x.dtype.kind not in "iu" else np.int64
+        with np.errstate(all="ignore"):
+            y = np.sum(x.astype(wide), axis=axis, keepdims=bool(attrs["keepdims"]))
+            return [np.asarray(y).astype(x.dtype)]
+
+    return _registry.OpDef("ReduceSum", versions=(1, 11, 13), inputs=("data", "axes"), n_required=1,
+                           outputs=("reduced",), attributes=attributes, bind=bind, compute=compute,
+                           reference=lambda plan: compute(plan, "exact", 1, True))
+
+
+def test_a_registered_operator_is_compared_with_its_ready_generator(monkeypatch):
+    if _registry.is_served("", "ReduceSum", 13):
+        pytest.skip("ReduceSum is served: the seeded subset compares it")
+    monkeypatch.setitem(_registry._REGISTRY, ("", "ReduceSum"), _numpy_reduce_sum())
+    report = co.run(seed=3, per_op=4, pattern="^ReduceSum$")
+    assert report.waiting == [] and report.without_generator == []
+    assert {r.case.version for r in report.results} == {1, 11, 13}
+    assert {"float32", "float64", "int32", "int64"} <= {r.case.dtype for r in report.results}
+    bad = [f"{r.case.label}: {r.message}" for r in report.results if r.status not in (co.PASS, co.ORT_FAILS)]
+    assert bad == []
+    assert sum(r.status == co.PASS for r in report.results) >= 30
+
+
+def test_documented_nan_category_applies_to_a_registered_operator(monkeypatch):
+    if _registry.is_served("", "ReduceMax", 13):
+        pytest.skip("ReduceMax is served")
+    fake = _numpy_reduce_sum()  # a ReduceSum posing as ReduceMax: wrong everywhere
+    fake.op_type = "ReduceMax"
+    fake.versions = (13,)
+    monkeypatch.setitem(_registry._REGISTRY, ("", "ReduceMax"), fake)
+    report = co.run(seed=1, per_op=6, pattern="^ReduceMax$")
+    statuses = {r.status for r in report.results if r.case.dtype == "float32"}
+    assert co.FAIL in statuses  # a wrong result without NaN is a failure
+    documented = [r for r in report.results if r.status == co.DOCUMENTED]
+    assert documented and all(r.case.has_nan and r.category == "ReduceMax/ReduceMin on NaN" for r in documented)
