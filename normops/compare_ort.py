@@ -337,7 +337,9 @@ def _simplified_layer_normalization(g, version, dtype):
     axis = g.axis(len(shape))
     attrs = {"axis": axis}
     _epsilon(g, attrs)
-    return [g.values(shape, dtype), _parameter(g, shape[axis:], dtype)], attrs
+    # Y has the scale's dtype (type V): a float32 scale with a narrow X too.
+    scale_dtype = np.float32 if dtype.itemsize == 2 and g.coin(0.3) else dtype
+    return [g.values(shape, dtype), _parameter(g, shape[axis:], scale_dtype)], attrs
 
 
 def _instance_like(g, dtype, min_rank=3):
@@ -1096,7 +1098,9 @@ def main(argv=None) -> int:
     report = run(args.seed, per_op, args.op)
     report.quick = args.quick
     if not report.results and not report.without_generator:
-        print(f"normops compare-ort: no served operator matches --op {args.op!r}", file=sys.stderr)
+        waiting = ", ".join(op for _, op in report.waiting)
+        hint = f" (generators waiting for these to be served: {waiting})" if waiting else ""
+        print(f"normops compare-ort: no served operator matches --op {args.op!r}{hint}", file=sys.stderr)
         return 2
     print(_summary(report) if args.quiet else to_text(report), end="\n" if args.quiet else "")
     if args.write_docs:

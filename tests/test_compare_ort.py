@@ -302,7 +302,10 @@ def test_cli_rejects_bad_arguments(capsys, argv, message):
 def test_cli_no_matching_operator(capsys):
     code, out = _cli(capsys, "--op", "^NoSuchOp$")
     assert code == 2
-    assert "no served operator matches" in out.err
+    assert "no served operator matches --op '^NoSuchOp$'\n" in out.err
+    if not _registry.is_served("", "CumSum", 14):
+        code, out = _cli(capsys, "--op", "^CumSum$")
+        assert code == 2 and "generators waiting for these to be served: CumSum" in out.err
 
 
 def test_cli_writes_its_section_and_conformance_keeps_it(tmp_path, capsys):
