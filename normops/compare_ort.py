@@ -763,6 +763,35 @@ def _first_line(exc: BaseException, limit=160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _float64_diagnosis(case: Case, want, names) -> str:
+    """Which side is nearer the float64 result (normops exact on the inputs
+    widened to float64) for the outputs that differ numerically."""
+    import normops
+
+    if case.dtype == "float64":
+        return "float64 check: the case is float64 already"
+    wide = [None if a is None else (a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+                                    else a) for a in case.inputs]
+    try:
+        got = normops.run(case.op_type, case.inputs, case.attributes, opset=case.opset,
+                          domain=case.domain, mode="exact")
+        truth = normops.run(case.op_type, wide, case.attributes, opset=case.opset,
+                            domain=case.domain, mode="exact")
+    except Exception as exc:  # noqa: BLE001 - a diagnosis only
+        return f"float64 check not possible: {type(exc).__name__}: {_first_line(exc)}"
+    parts = []
+    for k, w in enumerate(want):
+        t = truth[k].astype(np.float64)
+        both = np.isfinite(t) & np.isfinite(w.astype(np.float64)) & np.isfinite(got[k].astype(np.float64))
+        if not both.any():
+            continue
+        scale = max(1.0, float(np.abs(t[both]).max()))
+        e_n = float(np.abs(got[k].astype(np.float64) - t)[both].max()) / scale
+        e_o = float(np.abs(w.astype(np.float64) - t)[both].max()) / scale
+        parts.append(f"{names[k]}: normops {e_n:.3g}, ORT {e_o:.3g}")
+    return "scaled error from the float64 result (normops exact on widened inputs): " + "; ".join(parts)
+
+
 def _merge_modes(messages):
     """'exact: m' and 'fast: m' become 'exact, fast: m' (order kept)."""
     merged = {}
@@ -821,6 +850,8 @@ def run_case(case: Case, modes=MODES) -> Result:
     if messages:
         if category is not None:
             return Result(case, DOCUMENTED, worst, "\n".join(messages), category)
+        if any("scaled error" in m for m in messages):
+            messages.append(_float64_diagnosis(case, want, op.outputs))
         result = Result(case, FAIL, worst, "\n".join(messages))
         result.category = open_disagreement(result) or ""
         return result

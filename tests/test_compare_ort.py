@@ -82,6 +82,9 @@ def test_run_case_reports_a_wrong_result(monkeypatch):
     result = co.run_case(_softmax_case(x))
     assert result.status == co.FAIL
     assert result.message.startswith("exact, fast: output 0 (output): scaled error")
+    # A numeric failure says which side is nearer the float64 result.
+    assert "\nscaled error from the float64 result (normops exact on widened inputs): output: normops " \
+        in result.message
 
 
 def test_run_case_reports_a_modified_input(monkeypatch):
