@@ -672,9 +672,6 @@ class Result:
     category: str = ""  # documented-difference category, or ORT's error type
 
 
-_OUTPUT_NAMES = {}
-
-
 def _model(case: Case, n_outputs: int):
     onnx, _ = _onnx()
     helper = onnx.helper
@@ -865,7 +862,6 @@ class Report:
     results: list
     without_generator: list  # served (domain, op_type) with no generator
     waiting: list  # generators whose operator is not served
-    quick: bool = False
 
     @property
     def n_failed(self) -> int:
@@ -1060,44 +1056,46 @@ def extract_section(page: str) -> str | None:
 
 
 def _default_page() -> Path | None:
-    docs = _REPO_ROOT / "docs"
-    if (_REPO_ROOT / "pyproject.toml").is_file() and docs.is_dir():
-        return docs / "conformance.md"
-    return None
+    from normops import conformance
+
+    return conformance._default_output()
 
 
 # --------------------------------------------------------------------------
 # Command line
 
 
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _integer(minimum: int, what: str):
+    """An argparse type: an int not below ``minimum``."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}")
+        return value
+
+    return parse
 
 
-def _seed(text):
+def _regex(text):
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"invalid regular expression: {exc}") from None
+    return text
 
 
 def _parser():
     p = argparse.ArgumentParser(
         prog=_COMMAND,
         description="Compare every served operator with ONNX Runtime on randomized one-node cases.")
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
-    p.add_argument("--cases-per-op", type=_positive, default=None, metavar="K",
+    p.add_argument("--seed", type=_integer(0, "non-negative"), default=0, help="random seed (default 0)")
+    p.add_argument("--cases-per-op", type=_integer(1, "positive"), default=None, metavar="K",
                    help="cases per operator, opset and dtype (default 10; 3 with --quick)")
-    p.add_argument("--op", metavar="REGEX", default=None, help="only operators whose name matches REGEX")
+    p.add_argument("--op", metavar="REGEX", type=_regex, default=None, help="only operators whose name matches REGEX")
     p.add_argument("--quick", action="store_true", help="3 cases per operator, opset and dtype")
     p.add_argument("--write-docs", action="store_true",
                    help="write the results into docs/conformance.md (its compare-ort section)")
@@ -1111,11 +1109,6 @@ def main(argv=None) -> int:
     """0: no failure; 1: a failure; 2: bad usage or onnx/onnxruntime missing."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.op is not None:
-        try:
-            re.compile(args.op)
-        except re.error as exc:
-            parser.error(f"--op: invalid regular expression: {exc}")
     if args.output is not None and not args.write_docs:
         parser.error("--output needs --write-docs")
     if args.quick and args.cases_per_op is not None:
@@ -1127,7 +1120,6 @@ def main(argv=None) -> int:
         print(f"normops compare-ort: {exc}", file=sys.stderr)
         return 2
     report = run(args.seed, per_op, args.op)
-    report.quick = args.quick
     if not report.results and not report.without_generator:
         waiting = ", ".join(op for _, op in report.waiting)
         hint = f" (generators waiting for these to be served: {waiting})" if waiting else ""

@@ -288,7 +288,7 @@ def _cli(capsys, *argv):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--cases-per-op", "0"], "expected a positive integer, got 0"),
+    (["--cases-per-op", "0"], "expected a positive integer, got '0'"),
     (["--cases-per-op", "x"], "expected a positive integer, got 'x'"),
     (["--seed", "-1"], "expected a non-negative integer"),
     (["--op", "("], "--op: invalid regular expression"),
