@@ -231,7 +231,8 @@ def test_seeded_subset_agrees_with_onnx_runtime():
             finite = np.where(np.isfinite(x.astype(np.float64)), x, np.zeros_like(x))
             again = co.run_case(dataclasses.replace(r.case, inputs=[finite, *r.case.inputs[1:]]))
             assert again.status == co.PASS, f"{r.case.label}: {again.message}"
-    assert not [r for r in report.results if r.status == co.NOT_SERVED]
+    # normops may refuse a dtype ONNX allows (bool, say), never float32.
+    assert not [r.case.label for r in report.results if r.status == co.NOT_SERVED and r.case.dtype == "float32"]
     # Every served operator is compared in float32 at some opset.
     ran = {r.case.op_type for r in compared if r.case.dtype == "float32"}
     assert ran == {op for _, op in _registry.served_operators()}
