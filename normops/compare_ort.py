@@ -989,8 +989,11 @@ def to_markdown(report: Report, command: str = _COMMAND) -> str:
         "random axes and axis subsets (negative ones where the opset allows them), keepdims "
         "and other attribute variations valid at the opset, and every third case injects "
         "special values (NaN, ±inf, -0, subnormals, large values) into the first input. "
-        "Every candidate dtype the ONNX schema of that version allows is tried; what "
-        "ONNX Runtime or normops does not take is counted, not failed.",
+        "Every candidate dtype the ONNX schema of that version allows is tried (a dtype "
+        "in parentheses is another input's, e.g. a float32 scale); what ONNX Runtime or "
+        "normops does not take is counted, not failed. ONNX Runtime's Python API takes no "
+        "bfloat16 arrays, so its bfloat16 inputs and outputs pass through exact Casts "
+        "from and to float32 in the model.",
         "",
         "Error measure: per output, `max|a - b| / max(1, max|b|)` over the elements where both "
         "are finite (`a` normops, `b` ONNX Runtime, in float64); non-finite elements must be "
@@ -998,7 +1001,9 @@ def to_markdown(report: Report, command: str = _COMMAND) -> str:
         "float32 and float64, `4 * eps` of the type for float16 (3.9e-3) and bfloat16 "
         "(3.1e-2); integer outputs exactly. Shapes and dtypes must be equal. A case counts "
         "as its worst flavour. *documented* counts cases whose disagreement falls in a "
-        "documented NaN difference (below); they are not failures.",
+        "documented NaN difference (below); they are not failures. A numeric failure on "
+        "finite inputs also gives both sides' scaled error from the float64 result "
+        "(normops exact on the inputs widened to float64).",
         "",
         "| " + " | ".join(_HEADERS) + " |",
         "| " + " | ".join("---" if i < 3 else "---:" for i in range(len(_HEADERS))) + " |",
