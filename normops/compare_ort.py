@@ -13,7 +13,7 @@ The error measure (one number per output, the worst output counts)::
 
 over the elements where both results are finite, ``a`` normops and ``b``
 ONNX Runtime, both widened to float64. Non-finite elements must agree
-exactly (NaN where ORT has NaN, the same infinity). The bound is ``1e-4``
+exactly (NaN where ORT has NaN, the same infinity; +0 equals -0). The bound is ``1e-4``
 for float32/float64 outputs and ``4 * eps`` of the output type for the
 narrow floats (float16: 2^-8 = 3.9e-3, bfloat16: 2^-5 = 3.1e-2: one
 rounding to the narrow type on each side, plus ORT's own narrow
@@ -1027,7 +1027,7 @@ def to_markdown(report: Report, command: str = _COMMAND) -> str:
         "",
         "Error measure: per output, `max|a - b| / max(1, max|b|)` over the elements where both "
         "are finite (`a` normops, `b` ONNX Runtime, in float64); non-finite elements must be "
-        "identical (NaN at the same positions, the same infinities). Bound: `1e-4` for "
+        "identical (NaN at the same positions, the same infinities; +0 equals -0). Bound: `1e-4` for "
         "float32 and float64, `4 * eps` of the type for float16 (3.9e-3) and bfloat16 "
         "(3.1e-2); integer outputs exactly. Shapes and dtypes must be equal. A case counts "
         "as its worst flavour. *documented* counts cases whose disagreement falls in a "
