@@ -434,3 +434,18 @@ def test_documented_nan_category_applies_to_a_registered_operator(monkeypatch):
     assert co.FAIL in statuses  # a wrong result without NaN is a failure
     documented = [r for r in report.results if r.status == co.DOCUMENTED]
     assert documented and all(r.case.has_nan and r.category == "ReduceMax/ReduceMin on NaN" for r in documented)
+
+
+def test_the_command_is_registered(capsys):
+    from normops.__main__ import main
+
+    assert main(["compare-ort", "--op", "^Sigmoid$", "--quick", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("30 cases (seed 0, 3 per operator, opset and dtype; flavours exact and fast): ")
+    assert out.rstrip().endswith("0 failures")
+
+
+def test_missing_onnxruntime_names_the_extra(monkeypatch, capsys):
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)
+    assert co.main(["--quick"]) == 2
+    assert "'normops[test]'" in capsys.readouterr().err
