@@ -8,9 +8,15 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 """
 from .activation import sigmoid
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
+from .reduction import (
+    reduce_l1, reduce_l2, reduce_log_sum, reduce_log_sum_exp, reduce_max, reduce_mean, reduce_min,
+    reduce_prod, reduce_sum, reduce_sum_square,
+)
 from .softmax import hardmax, log_softmax, softmax
 
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid",
+    "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
+    "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
 ]
