@@ -123,7 +123,59 @@ OPEN_DISAGREEMENTS = {
         "the sum / n, ±inf: [1, inf, 2] gives Mean NaN in ORT and inf in normops. Y and "
         "InvStdDev agree (NaN).",
     ),
+    "ReduceLogSumExp with NaN and an infinite maximum": (
+        "ReduceLogSumExp",
+        lambda r: r.case.has_nan and "NaN/inf" in r.message,
+        "When the elements hold NaN and the maximum of the others is ±inf, ONNX Runtime "
+        "returns that infinity: [1, NaN, inf] gives inf, [-inf, NaN] gives -inf; normops "
+        "gives NaN (seed spec: the maximum is NaN if any element is NaN). With a finite "
+        "maximum both give NaN.",
+    ),
+    "ReduceLogSumExp in float16/bfloat16 on values near the type's range": (
+        "ReduceLogSumExp",
+        lambda r: r.case.dtype in ("float16", "bfloat16") and "NaN/inf" in r.message
+        and _largest_finite(r.case.inputs[0]) >= 1e4,
+        "With elements of magnitude 1e4 and more (3e4 in float16, 1e15 in bfloat16) ONNX "
+        "Runtime returns ±inf where normops returns a finite result: ORT evaluates in the "
+        "narrow type, where the exponentials or their sum leave the type's range; normops "
+        "widens to float32 (decisions §4). E.g. noop_with_empty_axes on [-30000] (float16): "
+        "ORT -inf, normops -30000.",
+    ),
+    "ReduceProd where overflow meets underflow": (
+        "ReduceProd",
+        lambda r: "NaN/inf" in r.message and _overflow_and_underflow(r.case.inputs[0]),
+        "The product of huge (or infinite) and tiny factors overflows in one order and "
+        "underflows to 0 in another. normops multiplies in sequence order (seed spec); ONNX "
+        "Runtime in another, so one side meets inf * 0 = NaN and the other does not. Neither "
+        "is the true product.",
+    ),
 }
+
+
+def _largest_finite(x) -> float:
+    a = np.abs(x.astype(np.float64))
+    a = a[np.isfinite(a)]
+    return float(a.max()) if a.size else 0.0
+
+
+def _overflow_and_underflow(x) -> bool:
+    """The big factors alone overflow the type (or are infinite) and the small
+    ones alone underflow it."""
+    if x.dtype.kind != "f" and x.dtype.name != "bfloat16":
+        return False
+    info = _finfo(x.dtype)
+    a = np.abs(x.astype(np.float64))
+    logs = np.log2(a[np.isfinite(a) & (a > 0)])
+    overflow = np.isinf(a).any() or logs[logs > 0].sum() >= info.maxexp
+    return bool(overflow and logs[logs < 0].sum() < info.minexp - info.nmant)
+
+
+def _finfo(dtype):
+    if dtype.name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)
 
 
 def open_disagreement(result) -> str | None:

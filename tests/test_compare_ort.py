@@ -250,6 +250,26 @@ def _open(result):
     return co.open_disagreement(result) is not None
 
 
+def _replaced(x, bad, value):
+    return np.where(bad, np.asarray(value, x.dtype), x).astype(x.dtype)
+
+
+def _without_nonfinite(x):
+    return _replaced(x, ~np.isfinite(x.astype(np.float64)), 0)
+
+
+def _without_extremes(x, value):
+    a = np.abs(x.astype(np.float64))
+    return _replaced(x, ~np.isfinite(a) | (a >= 1e4) | ((a < 1e-30) & (a > 0)), value)
+
+
+# What an open disagreement is caused by: the same case without it agrees.
+_CONTROLS = {
+    "ReduceLogSumExp in float16/bfloat16 on values near the type's range": lambda x: _without_extremes(x, 0),
+    "ReduceProd where overflow meets underflow": lambda x: _without_extremes(x, 1),
+}
+
+
 def test_seeded_subset_agrees_with_onnx_runtime():
     report = co.run(seed=SEED, per_op=3)
     assert report.without_generator == []
@@ -258,13 +278,12 @@ def test_seeded_subset_agrees_with_onnx_runtime():
     unexpected = [f"{r.case.label}\n{r.message}" for r in report.results
                   if r.status == co.FAIL and not _open(r) and r.category != co.NEAR_FLOAT64]
     assert unexpected == []
-    # An open disagreement is caused by the non-finite values alone: the same
-    # case with them replaced by zeros agrees.
+    # An open disagreement is caused by the special values alone: the same
+    # case with them replaced agrees.
     for r in report.results:
         if r.status == co.FAIL and _open(r):
-            x = r.case.inputs[0]
-            finite = np.where(np.isfinite(x.astype(np.float64)), x, np.zeros_like(x))
-            again = co.run_case(dataclasses.replace(r.case, inputs=[finite, *r.case.inputs[1:]]))
+            control = _CONTROLS.get(r.category, _without_nonfinite)
+            again = co.run_case(dataclasses.replace(r.case, inputs=[control(r.case.inputs[0]), *r.case.inputs[1:]]))
             assert again.status == co.PASS, f"{r.case.label}: {again.message}"
     # normops may refuse a dtype ONNX allows (bool, say), never float32.
     assert not [r.case.label for r in report.results if r.status == co.NOT_SERVED and r.case.dtype == "float32"]
@@ -305,6 +324,24 @@ def test_open_disagreement_needs_its_kind():
     assert co.open_disagreement(nonfinite) == "LogSoftmax float64 on a row with NaN or +inf"
     assert co.open_disagreement(dataclasses.replace(nonfinite, case=dataclasses.replace(
         nonfinite.case, dtype="float32", inputs=[x.astype(np.float32)]))) is None
+
+
+@pytest.mark.xfail(strict=True, reason="open: ReduceLogSumExp with NaN and an infinite maximum (ORT inf, normops NaN)")
+def test_open_reduce_log_sum_exp_nan_and_inf():
+    _agree("ReduceLogSumExp", np.array([1.0, np.nan, np.inf], np.float32), {"keepdims": 0}, 18)
+
+
+@pytest.mark.xfail(strict=True, reason="open: ReduceLogSumExp float16 near the range (ORT -inf, normops -30000)")
+def test_open_reduce_log_sum_exp_float16_large():
+    _agree("ReduceLogSumExp", np.array([-30000.0, 1.0], np.float16), {"noop_with_empty_axes": 1}, 18,
+           extra=[np.zeros(0, np.int64)])
+
+
+@pytest.mark.xfail(strict=True, reason="open: ReduceProd order where overflow meets underflow")
+def test_open_reduce_prod_overflow_meets_underflow():
+    # Sequence order: (1e30 * 1e30) = inf, inf * 1e-30 = inf, inf * 1e-30 = inf.
+    x = np.array([1e30, 1e30, 1e-30, 1e-30] * 8, np.float32)
+    _agree("ReduceProd", x, {"keepdims": 0}, 18)
 
 
 def test_open_disagreements_are_nan_or_inf_only():
@@ -410,8 +447,10 @@ def _numpy_reduce_sum():
 
 
 def test_a_registered_operator_is_compared_with_its_ready_generator(monkeypatch):
-    if _registry.is_served("", "ReduceSum", 13):
-        pytest.skip("ReduceSum is served: the seeded subset compares it")
+    # Whether or not normops serves ReduceSum: without a registration its
+    # generator waits; with one (a NumPy stand-in here) it is compared.
+    monkeypatch.delitem(_registry._REGISTRY, ("", "ReduceSum"), raising=False)
+    assert co.run(seed=3, per_op=1, pattern="^ReduceSum$").waiting == [("", "ReduceSum")]
     monkeypatch.setitem(_registry._REGISTRY, ("", "ReduceSum"), _numpy_reduce_sum())
     report = co.run(seed=3, per_op=4, pattern="^ReduceSum$")
     assert report.waiting == [] and report.without_generator == []
@@ -423,8 +462,6 @@ def test_a_registered_operator_is_compared_with_its_ready_generator(monkeypatch)
 
 
 def test_documented_nan_category_applies_to_a_registered_operator(monkeypatch):
-    if _registry.is_served("", "ReduceMax", 13):
-        pytest.skip("ReduceMax is served")
     fake = _numpy_reduce_sum()  # a ReduceSum posing as ReduceMax: wrong everywhere
     fake.op_type = "ReduceMax"
     fake.versions = (13,)
