@@ -442,6 +442,24 @@ def _batch_normalization(g, version, dtype):
     return [g.values(shape, dtype), *params], attrs
 
 
+@generator("MeanVarianceNormalization", versions=(9, 13))
+def _mean_variance_normalization(g, version, dtype):
+    # axes within the rank (normops refuses out-of-range axes, ORT drops
+    # them), default (0, 2, 3) only at rank 4 and above
+    shape = g.shape(min_rank=1, max_rank=5)
+    attrs = {}
+    if len(shape) < 4 or g.coin(0.6):
+        attrs["axes"] = sorted(set(g.axes(len(shape), negative=False))) or [0]
+    return [g.values(shape, dtype)], attrs
+
+
+@generator("LpNormalization", versions=(1, 22))
+def _lp_normalization(g, version, dtype):
+    shape = g.shape()
+    attrs = {"axis": g.axis(len(shape)), "p": g.choice((1, 2))}
+    return [g.values(shape, dtype)], attrs
+
+
 # Softmax family and activations ---------------------------------------------
 
 
