@@ -220,7 +220,10 @@ def test_generators_make_valid_models(key):
                 inputs, attrs = gen.make(g, version, dtype)
                 case = co.Case(gen.op_type, gen.domain, version, gen.model_opset(version), name, i, inputs, attrs)
                 model, _ = co._model(case, co.n_outputs_of(case, 1))
-                if gen.domain == "":  # onnx knows no com.microsoft schema
+                # onnx knows no com.microsoft schema; MeanVarianceNormalization's
+                # function body types its Pow exponent as float, so onnx's own
+                # inference fails on its other dtypes (ORT cannot build them either)
+                if gen.domain == "" and (gen.op_type != "MeanVarianceNormalization" or name == "float32"):
                     onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
 
 
