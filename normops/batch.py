@@ -14,7 +14,6 @@ do not fit in memory. See docs/batch.md.
 """
 import collections
 import concurrent.futures
-import operator
 import os
 
 from . import _config
@@ -35,16 +34,7 @@ def _default_workers():
 def _check_workers(max_workers, where):
     if max_workers is None:
         return _default_workers()
-    try:
-        if isinstance(max_workers, bool):
-            raise TypeError
-        value = operator.index(max_workers)
-    except TypeError:
-        raise InvalidInputError(
-            f"{where}: argument 'max_workers' must be a positive integer or None, not {max_workers!r}") from None
-    if value < 1:
-        raise InvalidInputError(f"{where}: argument 'max_workers' must be >= 1, not {value}")
-    return value
+    return _config.positive_count(max_workers, "max_workers", where, 1 << 16)
 
 
 def _tqdm(progress, where):

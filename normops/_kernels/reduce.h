@@ -100,9 +100,7 @@ NORMOPS_ALWAYS_INLINE T N##_step1(T acc, T x, int op) {                         
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-NORMOPS_ALWAYS_INLINE N##_vec N##_blend(N##_bits take, N##_vec x, N##_vec acc) {             \
-    return (N##_vec)(((N##_bits)x & take) | ((N##_bits)acc & ~take));                        \
-}                                                                                            \
+NORMOPS_DEFINE_BLEND(N)                                                                      \
                                                                                              \
 /* the same step on every lane of a vector */                                                \
 NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {                    \
@@ -274,9 +272,7 @@ NORMOPS_ALWAYS_INLINE T N##_step1(T acc, T x, int op) {                         
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-NORMOPS_ALWAYS_INLINE N##_vec N##_blend(N##_bits take, N##_vec x, N##_vec acc) {             \
-    return (N##_vec)(((N##_bits)x & take) | ((N##_bits)acc & ~take));                        \
-}                                                                                            \
+NORMOPS_DEFINE_BLEND(N)                                                                      \
                                                                                              \
 NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {                    \
     N##_bits a = (N##_bits)acc, v = (N##_bits)x, neg;                                        \
