@@ -22,9 +22,12 @@ built, on whatever thread or worker runs it. ``n_threads`` is passed to
 every block call; with dask's thread pool (one block per core) pass
 ``n_threads=1`` to avoid oversubscription (docs/batch.md explains why).
 
-Reductions (``normops.dask.sum``, ``mean``...) are not here yet; the plan
-is in docs/dask.md.
+Reductions (``sum``, ``mean``, ``max``/``amax``, ``min``/``amin``,
+``prod``, ``logsumexp``) rechunk so the reduced axes are whole and give the
+in-memory call's bits; ``split_every=`` asks for a tree combine instead
+(docs/dask.md).
 """
+import builtins
 import operator
 import types
 
@@ -36,6 +39,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("normops.dask needs dask[array]: pip install 'normops[dask]'") from exc
 
 from . import _config, activation as _activation, normalization as _normalization
+from . import numpy_reductions as _reductions
 from . import transcendental as _transcendental
 from .softmax import HARDMAX, LOG_SOFTMAX, SOFTMAX, scipy_log_softmax, scipy_softmax
 from .softmax import hardmax as _hardmax, log_softmax as _ops_log_softmax, softmax as _ops_softmax
@@ -45,6 +49,7 @@ from ._validate import axis_attribute
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid", "exp32", "log32", "ops",
+    "mean", "amax", "amin", "prod", "logsumexp",  # sum, max, min: not in * (builtins)
 ]
 
 
@@ -249,7 +254,7 @@ def _onnx_log_softmax(input, *, axis=None, opset=None, mode=None, n_threads=None
 
 def _elementwise(name, arg, function, x, **kwargs):
     x = _dask_input(name, x, arg)
-    dtype = function(np.zeros((0,) * max(x.ndim, 1), x.dtype), **kwargs).dtype  # validates
+    dtype = function(np.zeros((0,) * builtins.max(x.ndim, 1), x.dtype), **kwargs).dtype  # validates
     return x.map_blocks(function, dtype=dtype, meta=np.empty((0,) * x.ndim, dtype), **kwargs)
 
 
@@ -275,6 +280,117 @@ def log32(x, out=None, *, n_threads=None):
     """``normops.log32`` on a float32 dask array (``out`` is not served)."""
     _no_out("log32", out)
     return _elementwise("log32", "x", _transcendental.log32, x, n_threads=n_threads)
+
+
+# ------------------------------------------------------------ reductions
+
+def _reduced_axes(name, ndim, axis):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    out = tuple(sorted(axis_attribute(name, "axis", a, ndim, "a") for a in axes))
+    if len(set(out)) != len(out):
+        raise InvalidInputError(f"{name}: argument 'axis' repeats an axis: {axis!r}")
+    return out
+
+
+def _layout_safe(X, axes):
+    """X with the reduced axes whole, and no kept axis of extent > 1 cut into
+    chunks of one: a block must reduce each output's sequence in the same
+    layout as the whole array (an extent-1 axis is dropped from the
+    geometry, which could turn the column layout into the row layout)."""
+    X = _whole_along(X, axes)
+    thin = {a: _without_single(X.chunks[a]) for a in range(X.ndim)
+            if a not in axes and X.shape[a] > 1 and 1 in X.chunks[a]}
+    return X.rechunk(thin) if thin else X
+
+
+def _without_single(chunks):
+    """The chunk sizes of an axis with every chunk of one merged into a
+    neighbour (the axis is longer than one)."""
+    merged, carry = [], 0
+    for c in chunks:
+        c += carry
+        carry = 0
+        if c > 1:
+            merged.append(c)
+        elif merged:
+            merged[-1] += c
+        else:
+            carry = c
+    return tuple(merged)
+
+
+def _reduction(name, function, a, axis, keepdims, split_every, tree_ok, kwargs):
+    a = _dask_input(name, a, "a")
+    axes = _reduced_axes(name, a.ndim, axis)
+    kwargs["mode"] = _config.resolve_mode(kwargs.get("mode"), name)
+    # validates the arguments and gives the result's dtype
+    probe = np.asarray(function(np.zeros((1,) * a.ndim, a.dtype), axis=axes, keepdims=True, **kwargs))
+
+    def reduce_block(block, axis=axes, keepdims=True):
+        return np.asarray(function(block, axis=axis, keepdims=keepdims, **kwargs))
+
+    if split_every is not None:
+        if not tree_ok:
+            raise UnsupportedError(f"{name}: split_every (a tree combine) is not served; "
+                                   f"the default gives the in-memory bits")
+        return da.reduction(a, reduce_block, reduce_block, axis=axes, keepdims=keepdims,
+                            dtype=probe.dtype, split_every=split_every, concatenate=True,
+                            meta=np.empty((0,) * (a.ndim if keepdims else a.ndim - len(axes)), probe.dtype))
+    unknown = [ax for ax in range(a.ndim) if np.isnan(a.shape[ax])]
+    if unknown:
+        raise UnsupportedError(f"{name}: the size of axis {unknown[0]} of the input is unknown (NaN chunks); "
+                               f"call compute_chunk_sizes() on the input first")
+    X = _layout_safe(a, axes)
+    chunks = tuple((1,) if ax in axes else X.chunks[ax] for ax in range(X.ndim))
+    out = X.map_blocks(reduce_block, chunks=chunks, dtype=probe.dtype,
+                       meta=np.empty((0,) * X.ndim, probe.dtype))
+    return out if keepdims else out.squeeze(axis=axes)
+
+
+def sum(a, axis=None, dtype=None, keepdims=False, *, split_every=None, mode=None, n_threads=None):
+    """``normops.sum`` on a dask array: the in-memory bits, or a tree combine
+    with ``split_every`` (deterministic for a given chunking)."""
+    return _reduction("sum", _reductions.sum, a, axis, keepdims, split_every, True,
+                      {"dtype": dtype, "n_threads": n_threads, "mode": mode})
+
+
+def prod(a, axis=None, dtype=None, keepdims=False, *, split_every=None, mode=None, n_threads=None):
+    """``normops.prod`` on a dask array (see ``sum``)."""
+    return _reduction("prod", _reductions.prod, a, axis, keepdims, split_every, True,
+                      {"dtype": dtype, "n_threads": n_threads, "mode": mode})
+
+
+def mean(a, axis=None, dtype=None, keepdims=False, *, split_every=None, mode=None, n_threads=None):
+    """``normops.mean`` on a dask array: the in-memory bits. ``split_every``
+    is refused: the mean of partial means is not the mean's arithmetic."""
+    return _reduction("mean", _reductions.mean, a, axis, keepdims, split_every, False,
+                      {"dtype": dtype, "n_threads": n_threads, "mode": mode})
+
+
+def amax(a, axis=None, keepdims=False, *, split_every=None, mode=None, n_threads=None):
+    """``normops.max`` on a dask array. The maximum does not depend on the
+    order, so the tree combine gives the in-memory bits as well."""
+    return _reduction("max", _reductions.max, a, axis, keepdims, split_every, True,
+                      {"n_threads": n_threads, "mode": mode})
+
+
+def amin(a, axis=None, keepdims=False, *, split_every=None, mode=None, n_threads=None):
+    """``normops.min`` on a dask array (see ``amax``)."""
+    return _reduction("min", _reductions.min, a, axis, keepdims, split_every, True,
+                      {"n_threads": n_threads, "mode": mode})
+
+
+max = amax
+min = amin
+
+
+def logsumexp(a, axis=None, keepdims=False, *, split_every=None, mode=None, n_threads=None):
+    """``normops.logsumexp`` on a dask array; the tree combine takes the
+    logsumexp of the blocks' logsumexps."""
+    return _reduction("logsumexp", _reductions.logsumexp, a, axis, keepdims, split_every, True,
+                      {"n_threads": n_threads, "mode": mode})
 
 
 #: The ONNX-named functions, like ``normops.ops`` (Softmax and LogSoftmax

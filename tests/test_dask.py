@@ -166,3 +166,64 @@ def test_import_normops_imports_no_optional_dependency():
             "print([m for m in ('sklearn', 'dask', 'distributed', 'tqdm', 'pandas') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- reductions
+
+REDUCTIONS = ["sum", "mean", "max", "min", "prod", "logsumexp"]
+REDUCE_CHUNKS = [(50, 1, 13), (301, 7, 65), (1, 3, 64), (100, 2, 1)]
+
+
+@pytest.mark.parametrize("chunks", REDUCE_CHUNKS)
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_give_the_in_memory_bits(name, chunks):
+    x = np.random.default_rng(len(name)).standard_normal((301, 7, 65)).astype(np.float32)
+    x[3, 2, 5] = np.nan if name in ("max", "min") else x[3, 2, 5]
+    X = da.from_array(x, chunks=chunks)
+    f, g = getattr(nd, name), getattr(normops, name)
+    for axis in (None, 0, 1, 2, (0, 2), (1, 2), -1):
+        for keepdims in (False, True):
+            got = np.asarray(f(X, axis=axis, keepdims=keepdims).compute(scheduler="threads"))
+            want = np.asarray(g(x, axis=axis, keepdims=keepdims))
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes(), (axis, keepdims)
+
+
+def test_reductions_of_integers_and_the_layout_guard():
+    xi = np.random.default_rng(2).integers(-1000, 1000, (300, 40)).astype(np.int32)
+    Xi = da.from_array(xi, chunks=(7, 1))  # chunks of one along the kept axis
+    for axis in (0, 1, None):
+        for name in ("sum", "prod", "max", "mean"):
+            got = np.asarray(getattr(nd, name)(Xi, axis=axis).compute())
+            want = np.asarray(getattr(normops, name)(xi, axis=axis))
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (name, axis)
+    # a float column layout whose kept axis is cut into ones would become a
+    # row layout (Sum16) inside a block: the guard merges those chunks
+    x = np.random.default_rng(3).standard_normal((5000, 3)).astype(np.float32)
+    got = nd.sum(da.from_array(x, chunks=(1000, 1)), axis=0).compute()
+    assert got.tobytes() == normops.sum(x, axis=0).tobytes()
+
+
+def test_tree_combine_is_deterministic_and_close():
+    x = np.random.default_rng(4).standard_normal((400, 30)).astype(np.float32)
+    X = da.from_array(x, chunks=(25, 30))
+    t1 = nd.sum(X, axis=0, split_every=3).compute(scheduler="threads")
+    t2 = nd.sum(X, axis=0, split_every=3).compute(scheduler="sync")
+    assert t1.tobytes() == t2.tobytes()
+    np.testing.assert_allclose(t1, x.astype(np.float64).sum(0), rtol=0, atol=1e-4)
+    # max does not depend on the order: the tree gives the in-memory bits
+    assert nd.max(X, axis=0, split_every=2).compute().tobytes() == normops.max(x, axis=0).tobytes()
+    lse = nd.logsumexp(X, axis=0, split_every=2).compute()
+    np.testing.assert_allclose(lse, normops.logsumexp(x, axis=0), rtol=1e-6)
+    with pytest.raises(UnsupportedError, match="mean"):
+        nd.mean(X, axis=0, split_every=2)
+
+
+def test_reduction_errors_at_graph_construction():
+    X = da.zeros((4, 5), chunks=2, dtype=np.float32)
+    with pytest.raises(InvalidInputError):
+        nd.sum(X, axis=2)
+    with pytest.raises(InvalidInputError):
+        nd.sum(X, axis=(0, 0))
+    with pytest.raises(UnsupportedError):
+        nd.sum(da.zeros(3, chunks=1, dtype=np.complex64))
