@@ -150,11 +150,13 @@ def test_distributed_local_cluster():
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         x = da.from_array(X, chunks=(4, 3, 45))
-        ln, sm, sg, stats = client.compute([nd.layer_normalization(x, W, B, axis=1, n_threads=1),
-                                            nd.log_softmax(x, axis=(0, 2), n_threads=1),
-                                            nd.sigmoid(x),
-                                            nd.layer_normalization(x, W[0], axis=-1, full_output=True)[1]],
-                                           sync=True)
+        ln, sm, sg, stats, total = client.compute([nd.layer_normalization(x, W, B, axis=1, n_threads=1),
+                                                   nd.log_softmax(x, axis=(0, 2), n_threads=1),
+                                                   nd.sigmoid(x),
+                                                   nd.layer_normalization(x, W[0], axis=-1, full_output=True)[1],
+                                                   nd.sum(x, axis=(0, 2), n_threads=1)],
+                                                  sync=True)
+    assert same_bits(total, normops.sum(X, axis=(0, 2)))
     assert same_bits(ln, normops.layer_normalization(X, W, B, axis=1))
     assert same_bits(sm, normops.log_softmax(X, axis=(0, 2)))
     assert same_bits(sg, normops.sigmoid(X))
