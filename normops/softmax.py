@@ -92,7 +92,6 @@ LOG_SOFTMAX = _register("LogSoftmax")
 HARDMAX = _register("Hardmax")
 
 
-_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _direct_rows(x, cols, kind, mode, n_threads, where):
@@ -100,15 +99,10 @@ def _direct_rows(x, cols, kind, mode, n_threads, where):
     whose rows are its last ``cols`` elements. None when x is anything
     else; the full path then validates (the only place errors are
     raised)."""
-    if type(x) is not np.ndarray or x.dtype not in _DIRECT_DTYPES or not x.flags.c_contiguous or not x.size:
-        return None
     if not (mode is None or mode == "exact" or mode == "fast"):
         return None
-    mode = _config.resolve_mode(mode, where)
-    y = np.empty(x.shape, x.dtype)
-    _isa.kernels.softmax_rows(x, y, x.size // cols, cols, kind, mode == "fast",
-                              _config.kernel_threads(n_threads, where))
-    return y
+    return _isa.kernels.softmax_last_axis(x, cols, kind, _config.resolve_mode(mode, where) == "fast",
+                                          _config.kernel_threads(n_threads, where))
 
 
 def _named(op, input, axis, opset, mode, n_threads, full_output):

@@ -120,6 +120,28 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
                             cols, kind, fast, x + (r + 1) * cols if r + 1 < rows else NULL)
 
 
+cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, Py_ssize_t cols,
+                          int kind, bint fast, int n_threads) except -1:
+    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
+    cdef int threads = threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols)
+    cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
+    # Softmax and Hardmax work in y; LogSoftmax sums its exponentials in scratch
+    cdef void* scratch = malloc(max(threads, 1) * cols * itemsize if kind == KIND_LOG_SOFTMAX else 1)
+    if scratch == NULL:
+        raise MemoryError()
+    cdef void* px = cnp.PyArray_DATA(x)
+    cdef void* py = cnp.PyArray_DATA(y)
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
+                                  <SoftmaxKind>kind, fast, threads)
+        else:
+            softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
+                                   <SoftmaxKind>kind, fast, threads)
+    free(scratch)
+    return 0
+
+
 def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, int n_threads):
     """kind 0 Softmax, 1 LogSoftmax, 2 Hardmax over each row of the
     rows x cols float32 or float64 matrix x, into y (same dtype)."""
@@ -128,25 +150,27 @@ def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, in
         raise ValueError("softmax_rows needs rows >= 0, cols >= 1 and kind in 0..2")
     check_array(x, t, rows * cols, False, "x")
     check_array(y, t, rows * cols, True, "y")
-    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
-    cdef int threads = threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols)
-    cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
-    # Softmax and Hardmax work in y; LogSoftmax sums its exponentials in scratch
-    cdef void* scratch = malloc(max(threads, 1) * cols * itemsize if kind == KIND_LOG_SOFTMAX else 1)
-    if scratch == NULL:
-        raise MemoryError()
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    try:
-        with nogil:
-            if t == cnp.NPY_FLOAT32:
-                softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
-                                      <SoftmaxKind>kind, fast, threads)
-            else:
-                softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
-                                       <SoftmaxKind>kind, fast, threads)
-    finally:
-        free(scratch)
+    run_softmax_rows(<cnp.ndarray>x, <cnp.ndarray>y, t, rows, cols, kind, fast, n_threads)
+
+
+def softmax_last_axis(x, Py_ssize_t cols, int kind, bint fast, int n_threads):
+    """The per-call route: a new array of kind ``kind`` over the rows of
+    ``cols`` elements of x, when x is a non-empty, aligned, native,
+    C-contiguous float32/float64 ndarray (cols > 0 dividing its size); else
+    None, and the caller takes the validating path (this never raises on
+    input it does not take)."""
+    if type(x) is not cnp.ndarray:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int t = cnp.PyArray_TYPE(a)
+    cdef Py_ssize_t size = cnp.PyArray_SIZE(a)
+    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64) or size == 0 or cols < 1 or size % cols
+            or not 0 <= kind <= 2 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
+            or not cnp.PyArray_ISNOTSWAPPED(a)):
+        return None
+    cdef cnp.ndarray y = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
+    run_softmax_rows(a, y, t, size // cols, cols, kind, fast, n_threads)
+    return y
 
 
 # ---------------------------------------------------------------- Sigmoid
