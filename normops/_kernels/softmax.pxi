@@ -19,7 +19,7 @@ cdef extern from "rowmax.h" nogil:
 
 cdef extern from "softmax_steps.h" nogil:
     float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, Py_ssize_t n,
-                                           const float* next)
+                                           const float* next, float* next_max)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
     void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast)
 
@@ -41,9 +41,12 @@ cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nog
 
 
 cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssize_t n,
-                      SoftmaxKind kind, bint fast, const floating* next) noexcept nogil:
+                      SoftmaxKind kind, bint fast, const floating* next, floating* row_max) noexcept nogil:
     """One Softmax or LogSoftmax row; scratch holds n elements; next (or
-    NULL) is the row that follows, prefetched while this one computes.
+    NULL) is the row that follows, read while this one computes. row_max:
+    in, this row's maximum if already known, else NaN; out, the next row's
+    maximum if this row's pass found it, else NaN (the maximum is exact in
+    any order, so where it is computed does not matter).
 
     A row holding NaN or +inf, or only -inf, is NaN throughout. The maximum
     m ignores NaN, so +inf and only -inf show in m, and a NaN shows in the
@@ -55,16 +58,19 @@ cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssiz
     # arithmetic, and the last pass then works in the cache); LogSoftmax
     # only sums them
     cdef floating* e = y if kind == KIND_SOFTMAX else scratch
-    if floating is float:
-        m = normops_row_max_plain_float(x, n)
-    else:
-        m = normops_row_max_plain_double(x, n)
+    m = row_max[0]
+    row_max[0] = <floating>NAN
+    if m != m:
+        if floating is float:
+            m = normops_row_max_plain_float(x, n)
+        else:
+            m = normops_row_max_plain_double(x, n)
     if m == INFINITY or m == -INFINITY:
         s = <floating>NAN
     elif floating is float:
         # e[j] = exp32(x[j] - m), the difference rounded first, in one pass
         if fast:
-            s = normops_exp32_fast_shifted_sum16(x, m, e, n, next)
+            s = normops_exp32_fast_shifted_sum16(x, m, e, n, next, row_max)
         else:
             normops_exp32_shifted_array(x, m, e, n)
             s = sum16(e, n)
@@ -94,6 +100,19 @@ cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssiz
             y[j] = y[j] / s  # one division per element, no reciprocal
 
 
+cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ssize_t first,
+                        Py_ssize_t last, Py_ssize_t cols, SoftmaxKind kind, bint fast) noexcept nogil:
+    """Rows first..last-1 on the calling thread."""
+    cdef Py_ssize_t r
+    cdef floating carried = <floating>NAN
+    for r in range(first, last):
+        if kind == KIND_HARDMAX:
+            hardmax_row(x + r * cols, y + r * cols, cols)
+        else:
+            softmax_row(x + r * cols, y + r * cols, scratch, cols, kind, fast,
+                        x + (r + 1) * cols if r + 1 < last else NULL, &carried)
+
+
 cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
                          Py_ssize_t rows, Py_ssize_t cols, SoftmaxKind kind, bint fast,
                          int threads) noexcept nogil:
@@ -102,22 +121,13 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
     depend on the threads."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
-    cdef Py_ssize_t c, r
+    cdef Py_ssize_t c
     if threads <= 1:
-        for r in range(rows):
-            if kind == KIND_HARDMAX:
-                hardmax_row(x + r * cols, y + r * cols, cols)
-            else:
-                softmax_row(x + r * cols, y + r * cols, scratch, cols, kind, fast,
-                            x + (r + 1) * cols if r + 1 < rows else NULL)
+        softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
-        for r in range(c * per_chunk, min((c + 1) * per_chunk, rows)):
-            if kind == KIND_HARDMAX:
-                hardmax_row(x + r * cols, y + r * cols, cols)
-            else:
-                softmax_row(x + r * cols, y + r * cols, scratch + omp_get_thread_num() * cols,
-                            cols, kind, fast, x + (r + 1) * cols if r + 1 < rows else NULL)
+        softmax_chunk(x, y, scratch + omp_get_thread_num() * cols, c * per_chunk,
+                      min((c + 1) * per_chunk, rows), cols, kind, fast)
 
 
 cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, Py_ssize_t cols,

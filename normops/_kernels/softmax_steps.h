@@ -30,36 +30,46 @@
  * returns the Sum16 of the y[i]. At AVX-512 one vector holds the sixteen
  * partials (lane l is partial l), so the sum rides along with the
  * exponentials; elsewhere it is a second pass. Same bits either way.
- * next (or NULL): n elements the caller reads next (the next row), fetched
- * into the cache while this compute-bound loop runs. At AVX-512 a NaN comes
- * out with its payload (the Softmax row then becomes canonical NaN); the
- * differences are at most 0, so the clamp at 89 is not needed. */
+ * next (or NULL): the n elements the caller reads next (the next row). At
+ * AVX-512 this compute-bound loop also reads them and stores their maximum
+ * (ignoring NaN, -inf if none) in *next_max; elsewhere *next_max is left
+ * alone. At AVX-512 a NaN comes out with its payload (the Softmax row then
+ * becomes canonical NaN); the differences are at most 0, so the clamp at
+ * 89 is not needed. */
 #if defined(__AVX512F__)
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
-                                                     const float* next) {
+                                                     const float* next, float* next_max) {
     __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps();
+    const __m512 none = _mm512_set1_ps(-__builtin_inff());
+    __m512 mx = none;
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        if (next) __builtin_prefetch(next + i, 0, 3);
         __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
+        if (next)  /* max returns its second operand when either is NaN */
+            mx = _mm512_max_ps(_mm512_loadu_ps(next + i), mx);
         _mm512_storeu_ps(y + i, e);
         acc = _mm512_add_ps(acc, e);
     }
     if (i < n) {  /* the partials past the tail are left alone */
         __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
         __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
+        if (next)
+            mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, m, next + i), mx);
         _mm512_mask_storeu_ps(y + i, m, e);
         acc = _mm512_mask_add_ps(acc, m, acc, e);
     }
+    if (next)
+        *next_max = _mm512_reduce_max_ps(mx);
     normops_f32_partials p;
     p.part[0] = (normops_f32_vec)acc;
     return normops_f32_fold(&p);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
-                                                     const float* next) {
+                                                     const float* next, float* next_max) {
     float total;
     (void)next;
+    (void)next_max;
     normops_exp32_fast_shifted_array(x, shift, y, n);
     normops_sum16_float(y, 0, 1, n, NULL, NORMOPS_TERM_VALUE, &total, NULL);
     return total;
