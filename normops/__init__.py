@@ -12,6 +12,7 @@ from ._registry import MAX_OPSET, run
 from ._version import __version__
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .activation import sigmoid
+from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
@@ -25,5 +26,6 @@ __all__ = [
     "run", "reference",
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
+    "instance_normalization", "group_normalization", "batch_normalization",
     "exp32", "log32",
 ]

@@ -7,10 +7,12 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 ``normops.log_softmax`` follow SciPy's ``scipy.special`` signatures.
 """
 from .activation import sigmoid
+from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .softmax import hardmax, log_softmax, softmax
 
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid",
+    "instance_normalization", "group_normalization", "batch_normalization",
 ]

@@ -13,10 +13,10 @@ cdef int run_row_normalize(
     cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
     cnp.ndarray scale, Storage ss, object bias, int bs,
     float* mean_out, float* inv_out, Py_ssize_t rows, Py_ssize_t cols,
-    double epsilon, bint center, int n_threads,
+    double epsilon, bint center, int n_threads, const RowParams* p,
 ) except -1:
-    """Run on checked arrays (see ``storable``). Float32 arithmetic widens
-    narrower Scale/B once into float32 scratch."""
+    """Run on checked arrays (see ``storable``) with the parameter layout p.
+    Float32 arithmetic widens narrower Scale/B once into float32 scratch."""
     cdef void* px = cnp.PyArray_DATA(x)
     cdef void* py = cnp.PyArray_DATA(y)
     cdef void* ps = cnp.PyArray_DATA(scale)
@@ -25,10 +25,11 @@ cdef int run_row_normalize(
     cdef float* wide_bias = NULL
     cdef float* scratch = NULL
     cdef int threads = row_chunk_threads(n_threads, rows, cols)
+    cdef Py_ssize_t nparams = param_count(p, cols)
     if xs == STORE_FLOAT64:
         with nogil:
             normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
-                                     mean_out, inv_out, rows, cols, epsilon, center, threads, NULL)
+                                     mean_out, inv_out, rows, cols, epsilon, center, threads, NULL, p)
         return 0
     try:
         if xs != STORE_FLOAT32 or ys != STORE_FLOAT32:
@@ -36,21 +37,21 @@ cdef int run_row_normalize(
             if scratch == NULL:
                 raise MemoryError()
         if ss != STORE_FLOAT32:
-            wide_scale = <float*>malloc(cols * sizeof(float))
+            wide_scale = <float*>malloc(nparams * sizeof(float))
             if wide_scale == NULL:
                 raise MemoryError()
-            widen_rows(ps, ss, 0, wide_scale, cols)
+            widen_rows(ps, ss, 0, wide_scale, nparams)
             ps = wide_scale
         if pb != NULL and bs != STORE_FLOAT32:
-            wide_bias = <float*>malloc(cols * sizeof(float))
+            wide_bias = <float*>malloc(nparams * sizeof(float))
             if wide_bias == NULL:
                 raise MemoryError()
-            widen_rows(pb, <Storage>bs, 0, wide_bias, cols)
+            widen_rows(pb, <Storage>bs, 0, wide_bias, nparams)
             pb = wide_bias
         with nogil:
             normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
                                     mean_out, inv_out, rows, cols, <float>epsilon, center, threads,
-                                    scratch)
+                                    scratch, p)
     finally:
         free(wide_scale)
         free(wide_bias)
@@ -61,6 +62,8 @@ cdef int run_row_normalize(
 def row_normalize(
     x, scale, bias, y, mean_out, inv_out,
     Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
+    Py_ssize_t period=0, Py_ssize_t seg_len=0, given_mean=None, given_inv=None,
+    mean_native=None, var_native=None,
 ):
     """Normalise each row of the rows x cols matrix x into y.
 
@@ -70,26 +73,52 @@ def row_normalize(
     cols elements; mean_out and inv_out are None or float32 arrays of rows
     elements. center=False gives RMS normalisation. epsilon is rounded to
     the arithmetic type.
+
+    period > 0 selects scalar parameters per row segment (see RowParams in
+    rownorm.pxi): scale and bias then have period * (cols // seg_len)
+    elements. given_mean/given_inv (as many, the arithmetic type) supply
+    the statistics; mean_native/var_native (rows elements, the arithmetic
+    type) receive steps 1 and 2.
     """
     cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y"), ss = storage_of(scale, "scale")
     cdef int bs = -1 if bias is None else <int>storage_of(bias, "bias")
     cdef Py_ssize_t size = rows * cols
+    cdef RowParams p
     if rows < 0 or cols < 1:
         raise ValueError("row_normalize needs rows >= 0 and cols >= 1")
+    if period < 0 or (period > 0 and (seg_len < 1 or cols % seg_len != 0)):
+        raise ValueError("row_normalize needs period >= 0 and seg_len dividing cols")
     if not storable(xs, ys, ss, bs):
         raise TypeError("row_normalize: float64 arrays need float64 arithmetic throughout")
+    p.period = period
+    p.seg_len = seg_len
+    cdef Py_ssize_t nparams = param_count(&p, cols)
+    cdef int arith = cnp.NPY_FLOAT64 if xs == STORE_FLOAT64 else cnp.NPY_FLOAT32
     check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), size, False, "x")
     check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), size, True, "y")
-    check_array(scale, cnp.PyArray_TYPE(<cnp.ndarray>scale), cols, False, "scale")
+    check_array(scale, cnp.PyArray_TYPE(<cnp.ndarray>scale), nparams, False, "scale")
     if bias is not None:
-        check_array(bias, cnp.PyArray_TYPE(<cnp.ndarray>bias), cols, False, "bias")
+        check_array(bias, cnp.PyArray_TYPE(<cnp.ndarray>bias), nparams, False, "bias")
+    if (given_mean is None) != (given_inv is None) or (given_mean is not None and period == 0):
+        raise ValueError("row_normalize: given_mean and given_inv go together, with period > 0")
+    if given_mean is not None:
+        check_array(given_mean, arith, nparams, False, "given_mean")
+        check_array(given_inv, arith, nparams, False, "given_inv")
+    if mean_native is not None:
+        check_array(mean_native, arith, rows, True, "mean_native")
+    if var_native is not None:
+        check_array(var_native, arith, rows, True, "var_native")
+    p.given_mean = data_or_null(given_mean)
+    p.given_inv = data_or_null(given_inv)
+    p.mean_native = data_or_null(mean_native)
+    p.var_native = data_or_null(var_native)
     if mean_out is not None:
         check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
     if inv_out is not None:
         check_array(inv_out, cnp.NPY_FLOAT32, rows, True, "inv_out")
     run_row_normalize(x, xs, y, ys, scale, ss, bias, bs,
                       <float*>data_or_null(mean_out), <float*>data_or_null(inv_out),
-                      rows, cols, epsilon, center, n_threads)
+                      rows, cols, epsilon, center, n_threads, &p)
 
 
 # ------------------------------------------------------ the per-call fast path
@@ -180,7 +209,9 @@ def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, bint one_type,
         inv = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
     # ONNX float attribute: its value is the float32 nearest to epsilon
     cdef double eps = <float>(<double>epsilon)
+    cdef RowParams shared_columns
+    memset(&shared_columns, 0, sizeof(RowParams))
     run_row_normalize(x, <Storage>xs, y, ys, <cnp.ndarray>scale, <Storage>ss, bias, bs,
                       <float*>data_or_null(mean), <float*>data_or_null(inv),
-                      rows, cols, eps, center, n_threads)
+                      rows, cols, eps, center, n_threads, &shared_columns)
     return (y, mean, inv)
