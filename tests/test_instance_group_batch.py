@@ -200,3 +200,24 @@ def test_legacy_attributes():
     want = normops.run(BN, [x, s, s, s, s], {}, opset=9)
     got = normops.run(BN, [x, s, s, s, s], {"consumed_inputs": [0], "is_test": 1, "spatial": 1}, opset=1)
     assert_outputs_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_direct_route_equals_reference(dtype):
+    """The named functions' per-call route (plain contiguous arrays)."""
+    rng = np.random.default_rng(11)
+    for shape in [(2, 4, 33), (3, 8, 5, 7), (64, 8), (2, 16, 300)]:
+        x = make_x(rng, shape, np.dtype(dtype), special=True)
+        C = shape[1]
+        s, b, m = (rng.standard_normal(C).astype(dtype) for _ in range(3))
+        v = rng.random(C).astype(dtype)
+        for n in (1, 2):
+            if len(shape) >= 3:
+                got = normops.instance_normalization(x, s, b, n_threads=n, epsilon=0.01)
+                assert_outputs_equal([got], normops.reference.run(IN, [x, s, b], {"epsilon": 0.01}))
+            got = normops.group_normalization(x, s, b, num_groups=4, n_threads=n)
+            assert_outputs_equal([got], normops.reference.run(GN, [x, s, b], {"num_groups": 4}))
+            got = normops.group_normalization(x, s[:2], b[:2], num_groups=2, opset=18, n_threads=n)
+            assert_outputs_equal([got], normops.reference.run(GN, [x, s[:2], b[:2]], {"num_groups": 2}, opset=18))
+            got = normops.batch_normalization(x, s, b, m, v, n_threads=n, full_output=True)
+            assert_outputs_equal(got, normops.reference.run(BN, [x, s, b, m, v], {}))

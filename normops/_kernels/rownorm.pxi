@@ -19,7 +19,8 @@ cdef struct RowParams:
     Py_ssize_t period
     Py_ssize_t seg_len
     # Per parameter, or NULL: statistics supplied (BatchNormalization in
-    # inference mode), steps 1-3 skipped; step 4 unchanged.
+    # inference mode: mean and inv = 1 / sqrt(var + epsilon)), steps 1-3
+    # skipped; step 4 unchanged.
     const void* given_mean
     const void* given_inv
     # Per row, or NULL: step 1's mean and step 2's variance in the
@@ -77,6 +78,14 @@ cdef inline bint nan_free_params(const floating* scale, const floating* bias,
         return bound < FLT_MAX
     else:
         return bound < DBL_MAX  # an overflowed (inf) or NaN bound fails too
+
+
+cdef void inverse_std(const floating* var, floating* inv, Py_ssize_t n, floating epsilon) noexcept nogil:
+    """Step 3 on supplied variances: inv[k] = 1 / sqrt(var[k] + epsilon)."""
+    cdef floating one = 1
+    cdef Py_ssize_t k
+    for k in range(n):
+        inv[k] = one / ieee_sqrt(var[k] + epsilon)
 
 
 cdef inline Py_ssize_t param_count(const RowParams* p, Py_ssize_t cols) noexcept nogil:

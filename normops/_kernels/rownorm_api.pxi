@@ -62,7 +62,7 @@ cdef int run_row_normalize(
 def row_normalize(
     x, scale, bias, y, mean_out, inv_out,
     Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
-    Py_ssize_t period=0, Py_ssize_t seg_len=0, given_mean=None, given_inv=None,
+    Py_ssize_t period=0, Py_ssize_t seg_len=0, given_mean=None, given_var=None,
     mean_native=None, var_native=None,
 ):
     """Normalise each row of the rows x cols matrix x into y.
@@ -76,9 +76,10 @@ def row_normalize(
 
     period > 0 selects scalar parameters per row segment (see RowParams in
     rownorm.pxi): scale and bias then have period * (cols // seg_len)
-    elements. given_mean/given_inv (as many, the arithmetic type) supply
-    the statistics; mean_native/var_native (rows elements, the arithmetic
-    type) receive steps 1 and 2.
+    elements. given_mean/given_var (as many, the arithmetic type) supply
+    the statistics of steps 1 and 2 (step 3 runs once per value);
+    mean_native/var_native (rows elements, the arithmetic type) receive
+    steps 1 and 2.
     """
     cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y"), ss = storage_of(scale, "scale")
     cdef int bs = -1 if bias is None else <int>storage_of(bias, "bias")
@@ -99,26 +100,39 @@ def row_normalize(
     check_array(scale, cnp.PyArray_TYPE(<cnp.ndarray>scale), nparams, False, "scale")
     if bias is not None:
         check_array(bias, cnp.PyArray_TYPE(<cnp.ndarray>bias), nparams, False, "bias")
-    if (given_mean is None) != (given_inv is None) or (given_mean is not None and period == 0):
-        raise ValueError("row_normalize: given_mean and given_inv go together, with period > 0")
+    if (given_mean is None) != (given_var is None) or (given_mean is not None and period == 0):
+        raise ValueError("row_normalize: given_mean and given_var go together, with period > 0")
     if given_mean is not None:
         check_array(given_mean, arith, nparams, False, "given_mean")
-        check_array(given_inv, arith, nparams, False, "given_inv")
+        check_array(given_var, arith, nparams, False, "given_var")
     if mean_native is not None:
         check_array(mean_native, arith, rows, True, "mean_native")
     if var_native is not None:
         check_array(var_native, arith, rows, True, "var_native")
     p.given_mean = data_or_null(given_mean)
-    p.given_inv = data_or_null(given_inv)
+    p.given_inv = NULL
     p.mean_native = data_or_null(mean_native)
     p.var_native = data_or_null(var_native)
     if mean_out is not None:
         check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
     if inv_out is not None:
         check_array(inv_out, cnp.NPY_FLOAT32, rows, True, "inv_out")
-    run_row_normalize(x, xs, y, ys, scale, ss, bias, bs,
-                      <float*>data_or_null(mean_out), <float*>data_or_null(inv_out),
-                      rows, cols, epsilon, center, n_threads, &p)
+    cdef void* inv = NULL
+    try:
+        if given_var is not None:
+            inv = malloc(max(nparams, 1) * (8 if arith == cnp.NPY_FLOAT64 else 4))
+            if inv == NULL:
+                raise MemoryError()
+            if arith == cnp.NPY_FLOAT64:
+                inverse_std[double](<const double*>data_or_null(given_var), <double*>inv, nparams, epsilon)
+            else:
+                inverse_std[float](<const float*>data_or_null(given_var), <float*>inv, nparams, <float>epsilon)
+            p.given_inv = inv
+        run_row_normalize(x, xs, y, ys, scale, ss, bias, bs,
+                          <float*>data_or_null(mean_out), <float*>data_or_null(inv_out),
+                          rows, cols, epsilon, center, n_threads, &p)
+    finally:
+        free(inv)
 
 
 # ------------------------------------------------------ the per-call fast path

@@ -114,8 +114,7 @@ def batch_normalization(X, scale, B, mean, var, epsilon, momentum, training):
 
 def inverse_std(var, epsilon):
     """Step 3 on given variances: 1 / sqrt(var + epsilon), each rounded in
-    var's dtype (the arithmetic type). The kernels' front layer calls this
-    too: it is three NumPy operations, not a kernel."""
+    var's dtype (the arithmetic type)."""
     dt = var.dtype
     with np.errstate(all="ignore"):
         return canonical_nan(dt.type(1) / np.sqrt(var + dt.type(np.float32(epsilon))))
