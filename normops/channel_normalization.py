@@ -211,31 +211,15 @@ def _result(outputs, full_output):
 
 
 # ------------------------------------------------- the per-call fast route
-# Plain calls (float32/float64 C-contiguous ndarrays of one dtype, the
-# expected parameter shapes, a float epsilon) go straight to the kernel;
-# anything else, including every error, takes the validated route above.
+# Plain calls go straight to the kernel (``channel_normalize_nd`` checks the
+# arrays in C and never raises); anything else, including every error,
+# takes the validated route above.
 
-_DIRECT = (np.dtype(np.float32), np.dtype(np.float64))
 _FAST_STASH = frozenset((1, 10, 11, 16))
 
 
-def _direct_dtype(arrays, ndim):
-    X = arrays[0]
-    if type(X) is not np.ndarray or X.ndim < ndim:
-        return None
-    dt = X.dtype
-    if dt not in _DIRECT:
-        return None
-    for a in arrays:
-        if type(a) is not np.ndarray or a.dtype != dt or not (a.flags.c_contiguous and a.flags.aligned):
-            return None
-    return dt
-
-
-def _direct_version(op, opset, mode, epsilon):
-    """The version when opset, mode and epsilon need no validation, else None."""
-    if type(epsilon) is not float or not -3.4e38 < epsilon < 3.4e38:
-        return None
+def _direct_version(op, opset, mode):
+    """The version when opset and mode need no validation, else None."""
     if not (mode is None or mode == "exact" or mode == "fast"):
         return None
     if opset is None or type(opset) is int:
@@ -243,55 +227,9 @@ def _direct_version(op, opset, mode, epsilon):
     return None
 
 
-def _direct_run(X, scale, bias, rows, cols, period, seg_len, epsilon, n_threads, where, mean=None, var=None):
-    y = np.empty(X.shape, X.dtype)
-    threads = _config.kernel_threads(n_threads, where)
-    if X.size:
-        _isa.kernels.row_normalize(X, scale, bias, y, None, None, rows, cols, float(np.float32(epsilon)),
-                                   True, threads, period, seg_len, mean, var)
-    return y
-
-
-def _instance_direct(input, scale, B, epsilon, opset, mode, n_threads):
-    if _direct_dtype((input, scale, B), 3) is None or _direct_version(INSTANCE_NORMALIZATION, opset, mode,
-                                                                      epsilon) is None:
-        return None
-    N, C = input.shape[:2]
-    if scale.shape != (C,) or B.shape != (C,):
-        return None
-    S = input.size // (N * C) if N * C else 0
-    return _direct_run(input, scale, B, N * C, S, C, S, epsilon, n_threads, "InstanceNormalization")
-
-
-def _group_direct(X, scale, bias, num_groups, epsilon, stash_type, opset, mode, n_threads):
-    version = _direct_version(GROUP_NORMALIZATION, opset, mode, epsilon)
-    if version is None or _direct_dtype((X, scale, bias), 2) is None:
-        return None
-    if type(num_groups) is not int or type(stash_type) is not int or stash_type not in _FAST_STASH:
-        return None
-    N, C = X.shape[:2]
-    if num_groups < 1 or C % num_groups:
-        return None
-    n = C if version >= 21 else num_groups
-    if scale.shape != (n,) or bias.shape != (n,):
-        return None
-    S = X.size // (N * C) if N * C else 0
-    cols = C // num_groups * S
-    return _direct_run(X, scale, bias, N * num_groups, cols, num_groups, S if version >= 21 else cols,
-                       epsilon, n_threads, "GroupNormalization")
-
-
-def _batch_direct(X, scale, B, mean, var, epsilon, momentum, training_mode, opset, mode, n_threads):
-    version = _direct_version(BATCH_NORMALIZATION, opset, mode, epsilon)
-    if version is None or version < 14 or training_mode != 0 or type(momentum) is not float:
-        return None
-    if _direct_dtype((X, scale, B, mean, var), 2) is None:
-        return None
-    N, C = X.shape[:2]
-    if scale.shape != (C,) or B.shape != (C,) or mean.shape != (C,) or var.shape != (C,):
-        return None
-    S = X.size // (N * C) if N * C else 0
-    return _direct_run(X, scale, B, N * C, S, C, S, epsilon, n_threads, "BatchNormalization", mean, var)
+def _direct(op, X, scale, bias, mean, var, groups, per_channel, epsilon, n_threads):
+    return _isa.kernels.channel_normalize_nd(X, scale, bias, mean, var, groups, per_channel, epsilon,
+                                             _config.kernel_threads(n_threads, op.op_type))
 
 
 def instance_normalization(input, scale, B, *, epsilon=1e-05, opset=None, mode=None,
@@ -302,7 +240,9 @@ def instance_normalization(input, scale, B, *, epsilon=1e-05, opset=None, mode=N
     by its own mean and variance, then scaled by ``scale[c]`` and shifted by
     ``B[c]``, in the exact order of docs/exactness.md.
     """
-    y = _instance_direct(input, scale, B, epsilon, opset, mode, n_threads)
+    y = None
+    if _direct_version(INSTANCE_NORMALIZATION, opset, mode) and type(input) is np.ndarray and input.ndim >= 3:
+        y = _direct(INSTANCE_NORMALIZATION, input, scale, B, None, None, 0, True, epsilon, n_threads)
     if y is not None:
         return (y,) if full_output else y
     return _result(INSTANCE_NORMALIZATION.call(
@@ -318,7 +258,12 @@ def group_normalization(X, scale, bias, *, num_groups, epsilon=1e-05, stash_type
     ``bias`` have one value per channel (opset 21, the default) or per group
     (opset 18). ``stash_type`` is validated and ignored.
     """
-    y = _group_direct(X, scale, bias, num_groups, epsilon, stash_type, opset, mode, n_threads)
+    y = None
+    version = _direct_version(GROUP_NORMALIZATION, opset, mode)
+    if (version and type(num_groups) is int and num_groups > 0 and type(stash_type) is int
+            and stash_type in _FAST_STASH):
+        y = _direct(GROUP_NORMALIZATION, X, scale, bias, None, None, num_groups, version >= 21, epsilon,
+                    n_threads)
     if y is not None:
         return (y,) if full_output else y
     attributes = {"epsilon": epsilon, "num_groups": num_groups}
@@ -339,8 +284,11 @@ def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-05, mo
     also returns ``(running_mean, running_var)`` after Y. Opsets before 14
     have no training_mode (their legacy training outputs are not served).
     """
-    y = _batch_direct(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode, opset, mode,
-                      n_threads)
+    y = None
+    version = _direct_version(BATCH_NORMALIZATION, opset, mode)
+    if (version and version >= 14 and type(training_mode) is int and training_mode == 0
+            and type(momentum) is float and input_mean is not None):
+        y = _direct(BATCH_NORMALIZATION, X, scale, B, input_mean, input_var, 0, True, epsilon, n_threads)
     if y is not None:
         return (y,) if full_output else y
     version = BATCH_NORMALIZATION.version_for(opset)

@@ -137,13 +137,14 @@ cdef inline void normalize_apply_row(
 ) noexcept nogil:
     """Step 4 over row number ``row`` with the parameters p assigns it
     (given statistics, when p has them, replace mean and inv per segment)."""
-    cdef Py_ssize_t i, k, segs
+    cdef Py_ssize_t i, k, segs, first
     if p.period == 0:
         normalize_apply(xr, yr, scale, bias, mean, inv, cols, check_nan)
         return
     segs = cols // p.seg_len
+    first = (row % p.period) * segs
     for i in range(segs):
-        k = (row % p.period) * segs + i
+        k = first + i
         if p.given_mean != NULL:
             mean = (<const floating*>p.given_mean)[k]
             inv = (<const floating*>p.given_inv)[k]

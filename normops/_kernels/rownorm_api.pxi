@@ -117,22 +117,36 @@ def row_normalize(
         check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
     if inv_out is not None:
         check_array(inv_out, cnp.NPY_FLOAT32, rows, True, "inv_out")
+    run_with_params(x, xs, y, ys, scale, ss, bias, bs,
+                    <float*>data_or_null(mean_out), <float*>data_or_null(inv_out),
+                    rows, cols, epsilon, center, n_threads, &p, data_or_null(given_var))
+
+
+cdef int run_with_params(
+    cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
+    cnp.ndarray scale, Storage ss, object bias, int bs,
+    float* mean_out, float* inv_out, Py_ssize_t rows, Py_ssize_t cols,
+    double epsilon, bint center, int n_threads, RowParams* p, const void* given_var,
+) except -1:
+    """run_row_normalize after step 3 on the supplied variances (if any):
+    p.given_inv then points at a scratch of their inverses."""
+    cdef Py_ssize_t nparams = param_count(p, cols)
     cdef void* inv = NULL
     try:
-        if given_var is not None:
-            inv = malloc(max(nparams, 1) * (8 if arith == cnp.NPY_FLOAT64 else 4))
+        if given_var != NULL:
+            inv = malloc(max(nparams, 1) * (sizeof(double) if xs == STORE_FLOAT64 else sizeof(float)))
             if inv == NULL:
                 raise MemoryError()
-            if arith == cnp.NPY_FLOAT64:
-                inverse_std[double](<const double*>data_or_null(given_var), <double*>inv, nparams, epsilon)
+            if xs == STORE_FLOAT64:
+                inverse_std[double](<const double*>given_var, <double*>inv, nparams, epsilon)
             else:
-                inverse_std[float](<const float*>data_or_null(given_var), <float*>inv, nparams, <float>epsilon)
+                inverse_std[float](<const float*>given_var, <float*>inv, nparams, <float>epsilon)
             p.given_inv = inv
-        run_row_normalize(x, xs, y, ys, scale, ss, bias, bs,
-                          <float*>data_or_null(mean_out), <float*>data_or_null(inv_out),
-                          rows, cols, epsilon, center, n_threads, &p)
+        run_row_normalize(x, xs, y, ys, scale, ss, bias, bs, mean_out, inv_out,
+                          rows, cols, epsilon, center, n_threads, p)
     finally:
         free(inv)
+    return 0
 
 
 # ------------------------------------------------------ the per-call fast path
@@ -229,3 +243,58 @@ def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, bint one_type,
                       <float*>data_or_null(mean), <float*>data_or_null(inv),
                       rows, cols, eps, center, n_threads, &shared_columns)
     return (y, mean, inv)
+
+
+def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_channel,
+                         epsilon, int n_threads):
+    """The common call of InstanceNormalization (groups = 0: one per channel),
+    GroupNormalization and BatchNormalization in inference mode (mean and
+    var given; groups ignored) without leaving C.
+
+    Takes only float32 or float64 ndarrays, native and C-contiguous, all of
+    one dtype, X of rank >= 2, parameters of shape (C,) (or (groups,) when
+    not per_channel) and a float epsilon. Returns Y, or None when the call
+    must go through the full validation (which raises every error: this
+    function never does).
+    """
+    if type(X) is not cnp.ndarray or type(epsilon) is not float:
+        return None
+    cdef int xs = fast_storage(X)
+    if xs != STORE_FLOAT32 and xs != STORE_FLOAT64:
+        return None
+    cdef cnp.ndarray x = <cnp.ndarray>X
+    cdef int nd = cnp.PyArray_NDIM(x), i
+    if nd < 2:
+        return None
+    cdef Py_ssize_t N = cnp.PyArray_DIM(x, 0), C = cnp.PyArray_DIM(x, 1), S = 1
+    for i in range(2, nd):
+        S *= cnp.PyArray_DIM(x, i)
+    cdef bint batch = mean is not None
+    if batch or groups == 0:
+        groups = C
+    if groups < 1 or C % groups != 0:
+        return None
+    cdef Py_ssize_t nparams = C if (per_channel or batch) else groups
+    for a in ((scale, bias, mean, var) if batch else (scale, bias)):
+        if fast_storage(a) != xs or cnp.PyArray_NDIM(<cnp.ndarray>a) != 1 \
+                or cnp.PyArray_DIM(<cnp.ndarray>a, 0) != nparams:
+            return None
+    cdef cnp.ndarray y = cnp.PyArray_EMPTY(nd, cnp.PyArray_DIMS(x), storage_typenum(<Storage>xs), 0)
+    if N * C * S == 0:
+        return y
+    cdef RowParams p
+    memset(&p, 0, sizeof(RowParams))
+    cdef Py_ssize_t rows, cols
+    if batch and S < BATCH_PLANE_ELEMENTS:
+        # short planes: a row is one sample, one segment per channel
+        rows, cols, p.period, p.seg_len = N, C * S, 1, S
+    else:
+        rows, cols, p.period = N * groups, (C // groups) * S, groups
+        p.seg_len = S if (per_channel or batch) else cols
+    if batch:
+        p.given_mean = cnp.PyArray_DATA(<cnp.ndarray>mean)
+    cdef double eps = <float>(<double>epsilon)
+    run_with_params(x, <Storage>xs, y, <Storage>xs, <cnp.ndarray>scale, <Storage>xs, bias, xs,
+                    NULL, NULL, rows, cols, eps, True, n_threads, &p,
+                    cnp.PyArray_DATA(<cnp.ndarray>var) if batch else NULL)
+    return y
