@@ -82,6 +82,9 @@ class Case:
     opset_import: int | None = None
     input_names: tuple[str, ...] = ("X",)
     hidden: bool = False
+    #: outputs the ONNX node must declare after Y (BatchNormalization in
+    #: training mode needs its running statistics); only Y is compared
+    extra_outputs: tuple[str, ...] = ()
 
     @property
     def elements(self) -> int:
@@ -378,6 +381,7 @@ def channel_norm_case(op_type: str, shape: Sequence[int], *, num_groups: int | N
             name += "_training"
         names = ("X", "scale", "B", "input_mean", "input_var")
     return Case(
+        extra_outputs=("running_mean", "running_var") if training_mode else (),
         name=name, op_type=op_type, opset=opset, shape=shape, attributes=attrs,
         dtypes=tuple(np.dtype(d).name for d in dtypes), make_inputs=_make_channel_inputs(shape, C, n_stats),
         numpy_fn=np_fn, torch_fn=torch_fn, normops_fn=fn, width=width, input_names=names,
