@@ -113,9 +113,9 @@ def _new_plan(op, version, X, scale, bias, attributes):
     return plan
 
 
-def _run_rows(plan, x, rows, cols, period, seg_len, n_threads, given=None, native_stats=False):
-    """The kernel on x (rows x cols, any shape of that size): Y in X's
-    storage, and the native (mean, var) per row when asked."""
+def _run_rows(plan, x, rows, cols, period, seg_len, n_threads, given=None):
+    """The kernel on x (rows x cols, any shape of that size) with the
+    parameter layout (period, seg_len): Y in X's dtype."""
     ct = plan.compute_dtype
     X = plan.X
     store = _kernel_storage(X.dtype, ct)
@@ -123,14 +123,11 @@ def _run_rows(plan, x, rows, cols, period, seg_len, n_threads, given=None, nativ
     y = np.empty(x.shape, store)
     scale = contiguous(plan.scale, _kernel_storage(plan.scale.dtype, ct))
     bias = contiguous(plan.bias, _kernel_storage(plan.bias.dtype, ct))
-    mean = var = None
-    if native_stats:
-        mean, var = np.empty(rows, ct), np.empty(rows, ct)
     if x.size:
         given_mean, given_var = given if given is not None else (None, None)
         _isa.kernels.row_normalize(x, scale, bias, y, None, None, rows, cols, plan.epsilon, True,
-                                   n_threads, period, seg_len, given_mean, given_var, mean, var)
-    return rounded_to(y, X.dtype), mean, var
+                                   n_threads, period, seg_len, given_mean, given_var)
+    return rounded_to(y, X.dtype)
 
 
 def _compute(plan, mode, n_threads, all_outputs):
@@ -139,24 +136,29 @@ def _compute(plan, mode, n_threads, all_outputs):
     spatial = product(X.shape[2:])
     name = plan.op.op_type
     if name == "InstanceNormalization":
-        return [_run_rows(plan, X, N * C, spatial, C, spatial, n_threads)[0]]
+        return [_run_rows(plan, X, N * C, spatial, C, spatial, n_threads)]
     if name == "GroupNormalization":
         G = plan.num_groups
         cols = (C // G) * spatial
         seg_len = spatial if plan.version >= 21 else cols
-        return [_run_rows(plan, X, N * G, cols, G, seg_len, n_threads)[0]]
+        return [_run_rows(plan, X, N * G, cols, G, seg_len, n_threads)]
     ct = plan.compute_dtype
+    given = (contiguous(plan.mean, ct), contiguous(plan.var, ct))
     if not plan.training:
-        given = (contiguous(plan.mean, ct), contiguous(plan.var, ct))
-        return [_run_rows(plan, X, N * C, spatial, C, spatial, n_threads, given)[0]]
-    # training: channel c's elements in row-major order form row c
-    rows = np.ascontiguousarray(X.reshape(N, C, spatial).transpose(1, 0, 2))
-    y, mean, var = _run_rows(plan, rows, C, N * spatial, C, N * spatial, n_threads, native_stats=True)
-    y = np.ascontiguousarray(y.reshape(C, N, spatial).transpose(1, 0, 2)).reshape(X.shape)
+        return [_run_rows(plan, X, N * C, spatial, C, spatial, n_threads, given)]
+    # training: the kernel gathers channel c's elements (row-major order) into row c
+    store = _kernel_storage(X.dtype, ct)
+    x = contiguous(X, store)
+    y = np.empty(X.shape, store)
+    running = np.empty(C, ct), np.empty(C, ct)
+    _isa.kernels.batch_normalization_training(
+        x, contiguous(plan.scale, _kernel_storage(plan.scale.dtype, ct)),
+        contiguous(plan.bias, _kernel_storage(plan.bias.dtype, ct)), *given, y, *running,
+        N, C, spatial, plan.epsilon, plan.momentum, n_threads)
+    y = rounded_to(y, X.dtype)
     if not all_outputs:
         return [y]
-    return [y, _reference.running_statistic(plan.mean, mean, plan.momentum),
-            _reference.running_statistic(plan.var, var, plan.momentum)]
+    return [y, rounded_to(running[0], plan.mean.dtype), rounded_to(running[1], plan.var.dtype)]
 
 
 def _reference_outputs(plan):
@@ -286,10 +288,14 @@ def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-05, mo
     """
     y = None
     version = _direct_version(BATCH_NORMALIZATION, opset, mode)
-    if (version and version >= 14 and type(training_mode) is int and training_mode == 0
+    if (version and version >= 14 and type(training_mode) is int and training_mode in (0, 1)
             and type(momentum) is float and input_mean is not None):
-        y = _direct(BATCH_NORMALIZATION, X, scale, B, input_mean, input_var, 0, True, epsilon, n_threads)
+        y = _isa.kernels.channel_normalize_nd(X, scale, B, input_mean, input_var, 0, True, epsilon,
+                                              _config.kernel_threads(n_threads, "BatchNormalization"),
+                                              momentum if training_mode else None)
     if y is not None:
+        if training_mode:
+            return y if full_output else y[0]
         return (y,) if full_output else y
     version = BATCH_NORMALIZATION.version_for(opset)
     attributes = _batch_attributes(version)

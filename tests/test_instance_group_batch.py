@@ -221,3 +221,9 @@ def test_direct_route_equals_reference(dtype):
             assert_outputs_equal([got], normops.reference.run(GN, [x, s[:2], b[:2]], {"num_groups": 2}, opset=18))
             got = normops.batch_normalization(x, s, b, m, v, n_threads=n, full_output=True)
             assert_outputs_equal(got, normops.reference.run(BN, [x, s, b, m, v], {}))
+            got = normops.batch_normalization(x, s, b, m, v, n_threads=n, training_mode=1, momentum=0.3,
+                                              full_output=True)
+            assert_outputs_equal(got, normops.reference.run(BN, [x, s, b, m, v],
+                                                            {"training_mode": 1, "momentum": 0.3}))
+            got = normops.batch_normalization(x, s, b, m, v, n_threads=n, training_mode=1)
+            assert_outputs_equal([got], normops.reference.run(BN, [x, s, b, m, v], {"training_mode": 1})[:1])

@@ -246,7 +246,7 @@ def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, bint one_type,
 
 
 def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_channel,
-                         epsilon, int n_threads):
+                         epsilon, int n_threads, momentum=None):
     """The common call of InstanceNormalization (groups = 0: one per channel),
     GroupNormalization and BatchNormalization in inference mode (mean and
     var given; groups ignored) without leaving C.
@@ -255,7 +255,9 @@ def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_
     one dtype, X of rank >= 2, parameters of shape (C,) (or (groups,) when
     not per_channel) and a float epsilon. Returns Y, or None when the call
     must go through the full validation (which raises every error: this
-    function never does).
+    function never does). A float ``momentum`` (with mean and var) asks
+    for BatchNormalization's training mode: returns (Y, running_mean,
+    running_var).
     """
     if type(X) is not cnp.ndarray or type(epsilon) is not float:
         return None
@@ -280,6 +282,19 @@ def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_
                 or cnp.PyArray_DIM(<cnp.ndarray>a, 0) != nparams:
             return None
     cdef cnp.ndarray y = cnp.PyArray_EMPTY(nd, cnp.PyArray_DIMS(x), storage_typenum(<Storage>xs), 0)
+    cdef cnp.npy_intp nc = C
+    if momentum is not None:
+        if not batch or type(momentum) is not float or N * C * S == 0:
+            return None
+        running_mean = cnp.PyArray_EMPTY(1, &nc, storage_typenum(<Storage>xs), 0)
+        running_var = cnp.PyArray_EMPTY(1, &nc, storage_typenum(<Storage>xs), 0)
+        run_batch_training(x, <Storage>xs, y, <Storage>xs, <cnp.ndarray>scale, <Storage>xs, bias, xs,
+                           cnp.PyArray_DATA(<cnp.ndarray>mean), cnp.PyArray_DATA(<cnp.ndarray>var),
+                           cnp.PyArray_DATA(<cnp.ndarray>running_mean), cnp.PyArray_DATA(<cnp.ndarray>running_var),
+                           N, C, S, <double>(<float>(<double>epsilon)),
+                           <double>(<float>(<double>momentum)),  # ONNX float attributes are float32
+                           n_threads)
+        return (y, running_mean, running_var)
     if N * C * S == 0:
         return y
     cdef RowParams p
@@ -287,9 +302,14 @@ def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_
     cdef Py_ssize_t rows, cols
     if batch and S < BATCH_PLANE_ELEMENTS:
         # short planes: a row is one sample, one segment per channel
-        rows, cols, p.period, p.seg_len = N, C * S, 1, S
+        rows = N
+        cols = C * S
+        p.period = 1
+        p.seg_len = S
     else:
-        rows, cols, p.period = N * groups, (C // groups) * S, groups
+        rows = N * groups
+        cols = (C // groups) * S
+        p.period = groups
         p.seg_len = S if (per_channel or batch) else cols
     if batch:
         p.given_mean = cnp.PyArray_DATA(<cnp.ndarray>mean)
@@ -298,3 +318,103 @@ def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_
                     NULL, NULL, rows, cols, eps, True, n_threads, &p,
                     cnp.PyArray_DATA(<cnp.ndarray>var) if batch else NULL)
     return y
+
+
+cdef int run_batch_training(
+    cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
+    cnp.ndarray scale, Storage ss, object bias, int bs,
+    const void* given_mean, const void* given_var, void* running_mean, void* running_var,
+    Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon, double momentum, int n_threads,
+) except -1:
+    """BatchNormalization in training mode (decisions.md §5): channel c's
+    elements in row-major order (n, then spatial) are gathered into row c
+    of an arithmetic-type scratch, normalised there in place with their
+    batch statistics and scattered back; then the running statistics
+    (given * momentum) + (current * (1 - momentum)), each operation rounded,
+    into running_mean/running_var (arithmetic type, C values each)."""
+    cdef bint wide = xs == STORE_FLOAT64
+    cdef Storage arith = STORE_FLOAT64 if wide else STORE_FLOAT32
+    cdef Py_ssize_t cols = N * S, n, c, k
+    cdef cnp.npy_intp dims[2]
+    dims[0] = C
+    dims[1] = cols
+    cdef cnp.ndarray rows = cnp.PyArray_EMPTY(2, dims, cnp.NPY_FLOAT64 if wide else cnp.NPY_FLOAT32, 0)
+    cdef size_t item = sizeof(double) if wide else sizeof(float)
+    cdef char* pr = <char*>cnp.PyArray_DATA(rows)
+    cdef const char* px = <const char*>cnp.PyArray_DATA(x)
+    cdef char* py = <char*>cnp.PyArray_DATA(y)
+    cdef void* mean = malloc(2 * max(C, 1) * item)
+    cdef RowParams p
+    cdef double m, rest
+    cdef float mf, restf
+    if mean == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for c in range(C):
+                for n in range(N):
+                    if xs == arith:
+                        memcpy(pr + (c * cols + n * S) * item, px + ((n * C + c) * S) * item, S * item)
+                    else:
+                        widen_rows(px, xs, (n * C + c) * S, <float*>pr + c * cols + n * S, S)
+        memset(&p, 0, sizeof(RowParams))
+        p.period = C
+        p.seg_len = cols
+        p.mean_native = mean
+        p.var_native = <char*>mean + C * item
+        run_row_normalize(rows, arith, rows, arith, scale, ss, bias, bs, NULL, NULL, C, cols,
+                          epsilon, True, n_threads, &p)
+        with nogil:
+            for c in range(C):
+                for n in range(N):
+                    if ys == arith:
+                        memcpy(py + ((n * C + c) * S) * item, pr + (c * cols + n * S) * item, S * item)
+                    else:
+                        narrow_rows(<float*>pr + c * cols + n * S, py, ys, (n * C + c) * S, S)
+            if wide:
+                m = momentum
+                rest = 1.0 - m
+                for k in range(C):
+                    (<double*>running_mean)[k] = canonical(((<const double*>given_mean)[k] * m)
+                                                           + ((<double*>mean)[k] * rest), True)
+                    (<double*>running_var)[k] = canonical(((<const double*>given_var)[k] * m)
+                                                          + ((<double*>mean)[C + k] * rest), True)
+            else:
+                mf = <float>momentum
+                restf = <float>1.0 - mf
+                for k in range(C):
+                    (<float*>running_mean)[k] = canonical(((<const float*>given_mean)[k] * mf)
+                                                          + ((<float*>mean)[k] * restf), True)
+                    (<float*>running_var)[k] = canonical(((<const float*>given_var)[k] * mf)
+                                                         + ((<float*>mean)[C + k] * restf), True)
+    finally:
+        free(mean)
+    return 0
+
+
+def batch_normalization_training(x, scale, bias, given_mean, given_var, y, running_mean, running_var,
+                                 Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon,
+                                 double momentum, int n_threads):
+    """BatchNormalization in training mode on an N x C x S input x into y
+    (storage as in row_normalize: float64 throughout, or float32 arithmetic
+    on float32/float16/bfloat16 storage). scale and bias have C values;
+    given_mean/given_var (read) and running_mean/running_var (written) C
+    values of the arithmetic type. epsilon and momentum are rounded to it."""
+    cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y"), ss = storage_of(scale, "scale")
+    cdef int bs = <int>storage_of(bias, "bias")
+    if N < 1 or C < 0 or S < 1:
+        raise ValueError("batch_normalization_training needs N >= 1 and S >= 1")
+    if not storable(xs, ys, ss, bs):
+        raise TypeError("batch_normalization_training: float64 arrays need float64 arithmetic throughout")
+    cdef int arith = cnp.NPY_FLOAT64 if xs == STORE_FLOAT64 else cnp.NPY_FLOAT32
+    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), N * C * S, False, "x")
+    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), N * C * S, True, "y")
+    check_array(scale, cnp.PyArray_TYPE(<cnp.ndarray>scale), C, False, "scale")
+    check_array(bias, cnp.PyArray_TYPE(<cnp.ndarray>bias), C, False, "bias")
+    for a, name, w in ((given_mean, "given_mean", False), (given_var, "given_var", False),
+                       (running_mean, "running_mean", True), (running_var, "running_var", True)):
+        check_array(a, arith, C, w, name)
+    run_batch_training(x, xs, y, ys, scale, ss, bias, bs, data_or_null(given_mean), data_or_null(given_var),
+                       data_or_null(running_mean), data_or_null(running_var), N, C, S,
+                       epsilon if xs == STORE_FLOAT64 else <float>epsilon,
+                       momentum if xs == STORE_FLOAT64 else <float>momentum, n_threads)
