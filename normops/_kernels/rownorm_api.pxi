@@ -63,7 +63,6 @@ def row_normalize(
     x, scale, bias, y, mean_out, inv_out,
     Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
     Py_ssize_t period=0, Py_ssize_t seg_len=0, given_mean=None, given_var=None,
-    mean_native=None, var_native=None,
 ):
     """Normalise each row of the rows x cols matrix x into y.
 
@@ -77,9 +76,7 @@ def row_normalize(
     period > 0 selects scalar parameters per row segment (see RowParams in
     rownorm.pxi): scale and bias then have period * (cols // seg_len)
     elements. given_mean/given_var (as many, the arithmetic type) supply
-    the statistics of steps 1 and 2 (step 3 runs once per value);
-    mean_native/var_native (rows elements, the arithmetic type) receive
-    steps 1 and 2.
+    the statistics of steps 1 and 2 (step 3 runs once per value).
     """
     cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y"), ss = storage_of(scale, "scale")
     cdef int bs = -1 if bias is None else <int>storage_of(bias, "bias")
@@ -105,14 +102,10 @@ def row_normalize(
     if given_mean is not None:
         check_array(given_mean, arith, nparams, False, "given_mean")
         check_array(given_var, arith, nparams, False, "given_var")
-    if mean_native is not None:
-        check_array(mean_native, arith, rows, True, "mean_native")
-    if var_native is not None:
-        check_array(var_native, arith, rows, True, "var_native")
     p.given_mean = data_or_null(given_mean)
     p.given_inv = NULL
-    p.mean_native = data_or_null(mean_native)
-    p.var_native = data_or_null(var_native)
+    p.mean_native = NULL
+    p.var_native = NULL
     if mean_out is not None:
         check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
     if inv_out is not None:
