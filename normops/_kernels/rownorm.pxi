@@ -130,6 +130,21 @@ cdef inline void normalize_apply_scalar(
             yr[j] = canonical(((xr[j] - mean) * inv) * s, check_nan)
 
 
+cdef inline void normalize_apply_given(
+    const floating* xr, floating* yr, const floating* scale, const floating* bias,
+    const floating* mean, const floating* inv, Py_ssize_t cols, bint check_nan,
+) noexcept nogil:
+    """Step 4 with every operand a vector along the row (supplied
+    statistics, one element per channel): the same four rounded operations."""
+    cdef Py_ssize_t j
+    if bias != NULL:
+        for j in range(cols):
+            yr[j] = canonical((((xr[j] - mean[j]) * inv[j]) * scale[j]) + bias[j], check_nan)
+    else:
+        for j in range(cols):
+            yr[j] = canonical(((xr[j] - mean[j]) * inv[j]) * scale[j], check_nan)
+
+
 cdef inline void normalize_apply_row(
     const floating* xr, floating* yr, const floating* scale, const floating* bias,
     floating mean, floating inv, Py_ssize_t cols, const RowParams* p, Py_ssize_t row,
@@ -138,11 +153,24 @@ cdef inline void normalize_apply_row(
     """Step 4 over row number ``row`` with the parameters p assigns it
     (given statistics, when p has them, replace mean and inv per segment)."""
     cdef Py_ssize_t i, k, segs, first
+    cdef const floating* bias_row
     if p.period == 0:
         normalize_apply(xr, yr, scale, bias, mean, inv, cols, check_nan)
         return
     segs = cols // p.seg_len
     first = (row % p.period) * segs
+    if p.seg_len == 1:
+        # one element per segment (no spatial dimensions): the parameters
+        # are vectors along the row, one loop without per-segment set-up
+        bias_row = bias
+        if bias_row != NULL:
+            bias_row = bias_row + first
+        if p.given_mean == NULL:
+            normalize_apply(xr, yr, scale + first, bias_row, mean, inv, cols, check_nan)
+        else:
+            normalize_apply_given(xr, yr, scale + first, bias_row, <const floating*>p.given_mean + first,
+                                  <const floating*>p.given_inv + first, cols, check_nan)
+        return
     for i in range(segs):
         k = first + i
         if p.given_mean != NULL:
