@@ -18,6 +18,7 @@ OUT="${OUT:-bench/results}"
 }
 "$PYTHON" -m normops bench \
     --bandwidth \
+    --batch \
     --threads 1,2 \
     --runtimes normops-exact,normops-fast,onnxruntime,onnxruntime-iobinding,numpy,torch \
     --out "$OUT" \

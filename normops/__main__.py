@@ -1,4 +1,4 @@
-"""``python -m normops <command>``: info, conformance, bench, verify-transcendentals."""
+"""``python -m normops <command>``: info, conformance, compare-ort, bench, ..."""
 import argparse
 import sys
 
@@ -30,6 +30,12 @@ def _verify_transcendentals(argv):
     return verify_transcendentals.main(argv)
 
 
+def _compare_ort(argv):
+    from normops import compare_ort
+
+    return compare_ort.main(argv)
+
+
 def _run_model(argv):
     from normops.onnx import _cli
 
@@ -42,6 +48,7 @@ COMMANDS = {
     "bench": (_bench, "benchmark normops against ONNX Runtime, NumPy and PyTorch"),
     "verify-transcendentals": (_verify_transcendentals,
                                "check exp32/log32 on all 2^32 inputs and print their digests"),
+    "compare-ort": (_compare_ort, "compare every served operator with ONNX Runtime on randomized cases"),
     "run-model": (_run_model, "load an ONNX model with normops.onnx; describe it or run it on .npy inputs"),
 }
 

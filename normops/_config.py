@@ -40,20 +40,25 @@ def check_mode(mode, where="normops"):
     return mode
 
 
-def check_n_threads(n_threads, where="normops"):
-    """None (follow OpenMP) or a positive integer."""
-    if n_threads is None:
+def positive_count(value, name, where, upper):
+    """A count argument: None, or an integer (not a bool) in 1..upper."""
+    if value is None:
         return None
     try:
-        if isinstance(n_threads, bool):
+        if isinstance(value, bool):
             raise TypeError
-        value = operator.index(n_threads)
+        count = operator.index(value)
     except TypeError:
         raise InvalidInputError(
-            f"{where}: argument 'n_threads' must be a positive integer or None, not {n_threads!r}") from None
-    if not 1 <= value <= MAX_THREADS:
-        raise InvalidInputError(f"{where}: argument 'n_threads' must be in 1..{MAX_THREADS}, not {value}")
-    return value
+            f"{where}: argument {name!r} must be a positive integer or None, not {value!r}") from None
+    if not 1 <= count <= upper:
+        raise InvalidInputError(f"{where}: argument {name!r} must be in 1..{upper}, not {count}")
+    return count
+
+
+def check_n_threads(n_threads, where="normops"):
+    """None (follow OpenMP) or a positive integer."""
+    return positive_count(n_threads, "n_threads", where, MAX_THREADS)
 
 
 def _checked(mode, n_threads, where):

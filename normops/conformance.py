@@ -664,6 +664,47 @@ def to_markdown(report: Report, *, command: str = _COMMAND, date: str | None = N
 
 
 # --------------------------------------------------------------------------
+# Sections written into the page by other commands
+
+#: (begin, end) markers of the sections other commands write into the page
+#: (``python -m normops compare-ort --write-docs``); regenerating the table
+#: keeps them, after it.
+PRESERVED_SECTIONS = (("<!-- compare-ort:begin -->", "<!-- compare-ort:end -->"),)
+
+
+def _section_span(text: str, begin: str, end: str):
+    start, stop = text.find(begin), text.find(end)
+    if not 0 <= start < stop:
+        return None
+    stop += len(end)
+    if text[stop:stop + 1] == "\n":
+        stop += 1
+    return start, stop
+
+
+def without_preserved_sections(text: str) -> str:
+    """``text`` without the preserved sections (and the blank line before each)."""
+    for begin, end in PRESERVED_SECTIONS:
+        span = _section_span(text, begin, end)
+        if span is not None:
+            start, stop = span
+            if start and text[start - 1] == "\n":
+                start -= 1
+            text = text[:start] + text[stop:]
+    return text
+
+
+def with_preserved_sections(markdown: str, old: str) -> str:
+    """``markdown`` followed by the preserved sections of the ``old`` page."""
+    for begin, end in PRESERVED_SECTIONS:
+        span = _section_span(old, begin, end)
+        if span is not None:
+            section = old[span[0]:span[1]]
+            markdown += "\n" + section + ("" if section.endswith("\n") else "\n")
+    return markdown
+
+
+# --------------------------------------------------------------------------
 # Command line
 
 
@@ -738,7 +779,9 @@ def main(argv: list[str] | None = None) -> int:
         print(to_text(report), end="")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(to_markdown(report, command=_command(modes, args.filter)), encoding="utf-8")
+        old = output.read_text(encoding="utf-8") if output.is_file() else ""
+        markdown = to_markdown(report, command=_command(modes, args.filter))
+        output.write_text(with_preserved_sections(markdown, old), encoding="utf-8")
         if not args.quiet:
             print(f"wrote {output}")
     return 1 if report.n_failed else 0

@@ -9,10 +9,18 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 from .activation import sigmoid
 from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
+from .row_divide import lp_normalization, mean_variance_normalization
+from .reduction import (
+    reduce_l1, reduce_l2, reduce_log_sum, reduce_log_sum_exp, reduce_max, reduce_mean, reduce_min,
+    reduce_prod, reduce_sum, reduce_sum_square,
+)
 from .softmax import hardmax, log_softmax, softmax
 
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid",
     "instance_normalization", "group_normalization", "batch_normalization",
+    "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
+    "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
+    "mean_variance_normalization", "lp_normalization",
 ]

@@ -47,8 +47,10 @@ include "storage.pxi"
 include "sum16.pxi"
 include "rownorm.pxi"
 include "rownorm_api.pxi"
+include "rowdivide.pxi"
 include "transcendental.pxi"
 include "softmax.pxi"
+include "reduce.pxi"
 
 
 # ----------------------------------------------------------------- checks

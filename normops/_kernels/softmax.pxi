@@ -131,7 +131,8 @@ def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, in
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef int threads = threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols)
     cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
-    cdef void* scratch = malloc(max(threads, 1) * cols * itemsize)
+    # Softmax and Hardmax work in y; LogSoftmax sums its exponentials in scratch
+    cdef void* scratch = malloc(max(threads, 1) * cols * itemsize if kind == KIND_LOG_SOFTMAX else 1)
     if scratch == NULL:
         raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)

@@ -33,6 +33,13 @@ enum normops_term { NORMOPS_TERM_VALUE, NORMOPS_TERM_SQUARED_DEVIATION, NORMOPS_
 
 #define NORMOPS_ALWAYS_INLINE static inline __attribute__((always_inline))
 
+/* N##_blend(take, x, acc): x in the lanes whose mask in take is all ones,
+ * acc elsewhere (for vector types N##_vec with same-size integers N##_bits) */
+#define NORMOPS_DEFINE_BLEND(N)                                                               \
+NORMOPS_ALWAYS_INLINE N##_vec N##_blend(N##_bits take, N##_vec x, N##_vec acc) {              \
+    return (N##_vec)(((N##_bits)x & take) | ((N##_bits)acc & ~take));                         \
+}
+
 /* T: element type; N: prefix of its names; I: same-size integer; SIGN: its sign bit */
 #define NORMOPS_DEFINE_SUM16(T, N, I, SIGN)                                                    \
 typedef T N##_vec __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                         \

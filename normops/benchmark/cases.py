@@ -475,5 +475,149 @@ def sigmoid_case(n: int, dtypes: Sequence[str] = ("float32",)) -> Case:
 for _n in (1024, 65536, 1048576, 4194304):
     register(sigmoid_case(_n))
 
+
+def _np_mvn(inputs, attributes, acc=np.float32):
+    x = inputs[0].astype(acc)
+    axes = tuple(attributes["axes"])
+    d = x - x.mean(axis=axes, keepdims=True)
+    return (d / np.sqrt((d * d).mean(axis=axes, keepdims=True))).astype(inputs[0].dtype)
+
+
+def _torch_mvn(torch, tensors, attributes):
+    x = tensors[0]
+    dims = list(attributes["axes"])
+    d = x - x.mean(dim=dims, keepdim=True)
+    return d / (d * d).mean(dim=dims, keepdim=True).sqrt()
+
+
+def _np_lp(inputs, attributes, acc=np.float32):
+    x = inputs[0].astype(acc)
+    a = np.abs(x) if attributes["p"] == 1 else x * x
+    norm = a.sum(axis=attributes["axis"], keepdims=True)
+    norm = norm if attributes["p"] == 1 else np.sqrt(norm)
+    return (x / np.where(norm == 0, 1, norm)).astype(inputs[0].dtype)
+
+
+def _torch_lp(torch, tensors, attributes):
+    return torch.nn.functional.normalize(tensors[0], p=attributes["p"], dim=attributes["axis"], eps=0.0)
+
+
+def row_divide_case(op_type: str, shape: Sequence[int], attributes: dict,
+                    dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) a MeanVarianceNormalization (opset 13,
+    ``axes``) or LpNormalization (opset 22, ``axis``, ``p``) case."""
+    shape = tuple(int(d) for d in shape)
+    if op_type == "MeanVarianceNormalization":
+        suffix, np_fn, torch_fn, fn, opset = "_axes" + "".join(map(str, attributes["axes"])), _np_mvn, \
+            _torch_mvn, "mean_variance_normalization", 13
+        width = int(np.prod([shape[a] for a in attributes["axes"]]))
+    else:
+        suffix, np_fn, torch_fn, fn, opset = f"_axis{attributes['axis']}_p{attributes['p']}", _np_lp, \
+            _torch_lp, "lp_normalization", 22
+        width = shape[attributes["axis"]]
+
+    def make(rng, dtype):
+        return [(rng.standard_normal(shape) * 3 + 1).astype(dtype)]
+
+    return Case(
+        name=f"{op_type}_{'x'.join(map(str, shape))}{suffix}", op_type=op_type, opset=opset,
+        shape=shape, attributes=dict(attributes), dtypes=tuple(np.dtype(d).name for d in dtypes),
+        make_inputs=make, numpy_fn=np_fn, torch_fn=torch_fn, normops_fn=fn, width=width,
+        input_names=("X",) if op_type == "MeanVarianceNormalization" else ("input",),
+    )
+
+
+register(row_divide_case("MeanVarianceNormalization", (8, 64, 32, 32), {"axes": (0, 2, 3)}))
+register(row_divide_case("MeanVarianceNormalization", (32, 64, 1024), {"axes": (2,)}))
+register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 1, "p": 2}))
+register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 0, "p": 1}))
+
 #: The per-call overhead probe: a node so small that the time is the call.
 OVERHEAD_CASE = register(normalization_case("LayerNormalization", (1, 8), hidden=True))
+
+
+# ------------------------------------------------------------ the Reduce* family
+
+def _reduce_axes(inputs):
+    return tuple(int(a) for a in inputs[1]) if len(inputs) > 1 else None
+
+
+_NP_REDUCE = {
+    # op_type: NumPy expression of (x, axes, acc)
+    "ReduceSum": lambda x, ax, acc: x.sum(axis=ax, dtype=acc),
+    "ReduceMean": lambda x, ax, acc: x.mean(axis=ax, dtype=acc),
+    "ReduceMax": lambda x, ax, acc: x.max(axis=ax).astype(acc),
+    "ReduceMin": lambda x, ax, acc: x.min(axis=ax).astype(acc),
+    "ReduceProd": lambda x, ax, acc: x.prod(axis=ax, dtype=acc),
+    "ReduceL1": lambda x, ax, acc: np.abs(x).sum(axis=ax, dtype=acc),
+    "ReduceL2": lambda x, ax, acc: np.sqrt((x * x).sum(axis=ax, dtype=acc)),
+    "ReduceSumSquare": lambda x, ax, acc: (x * x).sum(axis=ax, dtype=acc),
+    "ReduceLogSum": lambda x, ax, acc: np.log(x.sum(axis=ax, dtype=acc)),
+    "ReduceLogSumExp": lambda x, ax, acc: _np_logsumexp(x.astype(acc, copy=False), ax),
+}
+
+_TORCH_REDUCE = {
+    "ReduceSum": lambda t, x, d: t.sum(x, dim=d),
+    "ReduceMean": lambda t, x, d: t.mean(x, dim=d),
+    "ReduceMax": lambda t, x, d: t.amax(x, dim=d),
+    "ReduceMin": lambda t, x, d: t.amin(x, dim=d),
+    "ReduceL1": lambda t, x, d: t.linalg.vector_norm(x, 1, dim=d),
+    "ReduceL2": lambda t, x, d: t.linalg.vector_norm(x, 2, dim=d),
+    "ReduceSumSquare": lambda t, x, d: t.sum(x * x, dim=d),
+    "ReduceLogSum": lambda t, x, d: t.log(t.sum(x, dim=d)),
+    "ReduceLogSumExp": lambda t, x, d: t.logsumexp(x, dim=d),
+}
+
+
+def _np_logsumexp(x, axes):
+    m = x.max(axis=axes, keepdims=True)
+    return (m + np.log(np.exp(x - m).sum(axis=axes, keepdims=True))).squeeze(axis=axes)
+
+
+def reduce_case(op_type: str, shape: Sequence[int], axes: Sequence[int] | None,
+                dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) a Reduce* case (opset 18, ReduceSum 13:
+    axes as an initializer input; None reduces every axis), keepdims=0."""
+    shape = tuple(int(d) for d in shape)
+    ndim = len(shape)
+    norm_axes = tuple(range(ndim)) if axes is None else tuple(a % ndim for a in axes)
+    np_expr = _NP_REDUCE[op_type]
+    torch_expr = _TORCH_REDUCE.get(op_type)
+
+    def make(rng, dtype):
+        if op_type == "ReduceProd":  # products of many terms stay finite
+            x = rng.uniform(0.999, 1.001, shape)
+        elif op_type == "ReduceLogSum":
+            x = rng.uniform(0.5, 1.5, shape)
+        else:
+            x = rng.standard_normal(shape)
+        x = x.astype(np.float32).astype(dtype)
+        return [x] if axes is None else [x, np.array(axes, np.int64)]
+
+    def numpy_fn(inputs, attributes, acc=np.float32):
+        ax = _reduce_axes(inputs)
+        return np.asarray(np_expr(inputs[0], ax, acc)).astype(
+            inputs[0].dtype if acc is np.float32 else acc)
+
+    def torch_fn(torch, tensors, attributes):
+        dims = list(range(ndim)) if len(tensors) < 2 else [int(a) for a in tensors[1]]
+        return torch_expr(torch, tensors[0], dims)
+
+    label = "all" if axes is None else "axis" + ",".join(map(str, axes))
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in op_type[6:]).lstrip("_")
+    return Case(
+        name=f"{op_type}_{'x'.join(map(str, shape))}" + ("" if ndim == 1 else f"_{label}"),
+        op_type=op_type, opset=13 if op_type == "ReduceSum" else 18, shape=shape,
+        attributes={"keepdims": 0}, dtypes=tuple(np.dtype(d).name for d in dtypes), make_inputs=make,
+        numpy_fn=numpy_fn, torch_fn=None if torch_expr is None else torch_fn,
+        normops_fn="reduce_" + snake, width=int(np.prod([shape[a] for a in norm_axes], dtype=np.int64)),
+        input_names=("data", "axes"),
+    )
+
+
+for _op in _NP_REDUCE:
+    register(reduce_case(_op, (1024, 4096), (-1,)))
+    register(reduce_case(_op, (1024, 4096), (0,)))
+    register(reduce_case(_op, (1024, 4096), None))
+    register(reduce_case(_op, (4194304,), None))
+    register(reduce_case(_op, (32, 1024, 128), (1,)))

@@ -45,6 +45,8 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
     p.add_argument("--bandwidth", action="store_true",
                    help="measure this machine's read/copy bandwidth and report each case's "
                         "fraction of the copy limit")
+    p.add_argument("--batch", action="store_true",
+                   help="also measure normops.map_batch throughput at 1 and 2 workers")
     p.add_argument("--seed", type=int, default=0, help="seed of the input data (default 0)")
     p.add_argument("--no-overhead", action="store_true",
                    help="skip the 1x8 LayerNormalization per-call overhead probe")
@@ -74,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.list:
         return _list_cases(args)
+    from .batch import batch_lines
     from .report import bandwidth_lines, overhead_line, terminal_table
 
     try:
@@ -93,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             overhead=not args.no_overhead,
             progress=not args.no_progress,
             out=args.out,
+            batch=args.batch,
         )
     except (ValueError, KeyError, TypeError, re.error) as exc:  # bad argument
         print(f"normops bench: error: {exc}", file=sys.stderr)
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = results.meta
     print(terminal_table(results, meta))
     print()
-    for line in [overhead_line(meta)] + bandwidth_lines(meta):
+    for line in [overhead_line(meta)] + bandwidth_lines(meta) + batch_lines(meta):
         if line:
             print(line)
     for note in meta["notes"]:

@@ -381,7 +381,9 @@ def render_results_md(results, plot_file: str | None = None) -> str:
            + (" (quick: a smoke test, not a measurement)" if meta["settings"].get("quick") else ""),
            "", "## Method", "", _method_text(meta), "", "## Machine", ""]
     out += _machine_lines(meta)
-    extra = [x for x in [overhead_line(meta)] + bandwidth_lines(meta) if x]
+    from .batch import batch_lines
+
+    extra = [x for x in [overhead_line(meta)] + bandwidth_lines(meta) + batch_lines(meta) if x]
     if extra:
         out += ["", "## Overhead and bandwidth", ""] + [f"- {x}" for x in extra]
     if meta.get("notes"):
@@ -449,6 +451,12 @@ def render_page(results, plot_file: str | None = "performance.png") -> str:
                 "bandwidth of the same thread count. The `%copy` columns give that limit "
                 "divided by the measured time. Inputs that fit in the caches can go above "
                 "100%: the limit is the main-memory one.", ""]
+    if meta.get("batch"):
+        from .batch import batch_lines
+
+        out += ["## Batches from threads", "",
+                "`normops.map_batch` at 1 and 2 workers ([batch.md](batch.md)):", ""]
+        out += [f"- {line}" for line in batch_lines(meta)] + [""]
     if plot_file:
         out += ["## Throughput", "",
                 "Input elements per ns against the number of elements of X (log scale); "

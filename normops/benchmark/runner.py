@@ -330,6 +330,7 @@ def bench(
     out: str | os.PathLike | None = None,
     python: str | None = None,
     bandwidth_mib: int = 512,
+    batch: bool = False,
 ) -> BenchResults:
     """Time normalisation nodes in normops and the other runtimes.
 
@@ -369,6 +370,9 @@ def bench(
         Progress bar on stderr.
     out : path, optional
         Write results.json, results.csv, results.md and plot.png there.
+    batch : bool
+        Also measure ``normops.map_batch`` throughput at 1 and 2 workers
+        (see `normops.benchmark.batch`), in ``meta["batch"]``.
 
     Returns
     -------
@@ -408,6 +412,7 @@ def bench(
         "loadavg_start": _loadavg(),
         "versions": {},
         "bandwidth": None,
+        "batch": None,
         "overhead": None,
         "notes": notes,
     }
@@ -416,6 +421,11 @@ def bench(
         from .bandwidth import measure_bandwidth
 
         meta["bandwidth"] = measure_bandwidth(thread_list, size_mib=bandwidth_mib)
+
+    if batch:
+        from .batch import measure_batch
+
+        meta["batch"] = measure_batch(arrays=8 if quick else 32, repeats=2 if quick else 5)
 
     if settings["per_process"] == "case":
         units = [(t, [pair]) for pair in pairs for t in thread_list]

@@ -1,0 +1,196 @@
+"""ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp, every opset.
+
+Axes are an attribute before ReduceSum-13 / the others' opset 18 and the
+optional int64 second input from then on (seed spec, "Reductions"). The
+arithmetic is ``normops.reference._reduce.evaluate`` with the kernels'
+accumulation (normops/_kernels/reduce.pxi).
+"""
+import numpy as np
+
+from . import _config, _isa
+from ._errors import InvalidInputError, UnsupportedError
+from ._registry import OpDef, register
+from ._validate import array_input, compute_dtype, flag_attribute, int_attribute, is_float_dtype
+from .reference import _reduce as _spec
+
+_INTS = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
+_SMALL_INTS = tuple(np.dtype(t) for t in ("int8", "uint8"))
+
+# op_type -> (since_versions, the version taking axes as an input)
+_VERSIONS = {op: ((1, 11, 13, 18), 18) for op in _spec.KINDS if op.startswith("Reduce")}
+_VERSIONS["ReduceSum"] = ((1, 11, 13), 13)
+_VERSIONS["ReduceMax"] = _VERSIONS["ReduceMin"] = ((1, 11, 12, 13, 18, 20), 18)
+
+
+class _Plan:
+    __slots__ = ("kind", "X", "axes", "keepdims")
+
+
+def _attributes_for(op_type):
+    axes_input = _VERSIONS[op_type][1]
+
+    def attributes(version):
+        if version < axes_input:
+            return {"axes": None, "keepdims": 1}
+        return {"keepdims": 1, "noop_with_empty_axes": 0}
+    return attributes
+
+
+def _axes_values(name, argument, axes):
+    """A list of ints from the attribute or the input (any integer array)."""
+    if argument == "input 'axes'":
+        a = array_input(name, "axes", axes)
+        if a.dtype.kind not in "iu" or a.ndim > 1:
+            raise InvalidInputError(
+                f"{name}: input 'axes' must be a 1-D int64 tensor, got dtype {a.dtype} and shape {a.shape}")
+        return [int(v) for v in a.reshape(-1)]
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = [axes]
+    try:
+        return [int_attribute(name, "axes", v) for v in axes]
+    except TypeError:
+        raise InvalidInputError(f"{name}: attribute 'axes' must be a list of integers, not {axes!r}") from None
+
+
+def normalize_axes(name, argument, values, ndim):
+    """The axis set in [0, ndim): out-of-range and repeated axes refused."""
+    seen = set()
+    for v in values:
+        if not -ndim <= v < ndim:
+            raise InvalidInputError(
+                f"{name}: {argument} holds axis {v}, out of range for input 'data' of rank {ndim} "
+                f"(valid: {-ndim}..{ndim - 1})")
+        a = v + ndim if v < 0 else v
+        if a in seen:
+            raise InvalidInputError(f"{name}: {argument} repeats axis {v} ({list(values)})")
+        seen.add(a)
+    return frozenset(seen)
+
+
+def check_dtype(name, dtype, version):
+    """Float types, and the integer types ONNX allows (bool: not served)."""
+    if is_float_dtype(dtype):
+        return
+    if dtype.kind == "b":
+        raise UnsupportedError(f"{name}: input 'data' of dtype bool is not served")
+    if dtype in _INTS or (dtype in _SMALL_INTS and name in ("ReduceMax", "ReduceMin") and version >= 12):
+        return
+    raise InvalidInputError(f"{name}: input 'data' has dtype {dtype}, which {name} does not take at opset {version}")
+
+
+def _bind(op, version, inputs, attributes):
+    name = op.op_type
+    X = array_input(name, "data", inputs[0])
+    check_dtype(name, X.dtype, version)
+    plan = _Plan()
+    plan.kind = name
+    plan.X = X
+    plan.keepdims = flag_attribute(name, "keepdims", attributes["keepdims"])
+    if version < _VERSIONS[name][1]:
+        if inputs[1] is not None:
+            raise InvalidInputError(f"{name}: takes axes as an attribute at opset {version}, not as input 'axes'")
+        values = None if attributes["axes"] is None else _axes_values(name, "attribute 'axes'", attributes["axes"])
+        noop = 0
+        argument = "attribute 'axes'"
+    else:
+        noop = flag_attribute(name, "noop_with_empty_axes", attributes["noop_with_empty_axes"])
+        values = None if inputs[1] is None else _axes_values(name, "input 'axes'", inputs[1])
+        argument = "input 'axes'"
+    if not values:  # absent or empty: every axis, or none with noop_with_empty_axes
+        plan.axes = frozenset() if noop else frozenset(range(X.ndim))
+    else:
+        plan.axes = normalize_axes(name, argument, values, X.ndim)
+    return plan
+
+
+def kernel_accumulate(n_threads):
+    """The kernels' accumulation, in the form ``_spec.evaluate`` takes."""
+    def accumulate(x3, op, center):
+        O, R, C = x3.shape
+        out = np.empty((O, C), x3.dtype)
+        _isa.kernels.reduce_accumulate(x3, out, O, R, C, op, center, n_threads)
+        return out
+    return accumulate
+
+
+def reduce(kind, X, axes, keepdims, accumulate):
+    """``kind`` of the checked array X over the axis set ``axes``."""
+    if not is_float_dtype(X.dtype):
+        return _spec.evaluate_integer(kind, X, axes, keepdims, accumulate)
+    return _spec.evaluate(kind, X, axes, keepdims, accumulate, compute_dtype(X.dtype))
+
+
+def _compute(plan, mode, n_threads, all_outputs):
+    return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims, kernel_accumulate(n_threads))]
+
+
+def _reference(plan):
+    return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims, _spec.accumulate)]
+
+
+def _register(op_type):
+    return register(OpDef(
+        op_type, versions=_VERSIONS[op_type][0], inputs=("data", "axes"), n_required=1,
+        outputs=("reduced",), attributes=_attributes_for(op_type), bind=_bind, compute=_compute,
+        reference=_reference))
+
+
+OPS = {op: _register(op) for op in _VERSIONS}
+
+
+def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads, full_output):
+    op = OPS[op_type]
+    version = op.version_for(opset)
+    if version < _VERSIONS[op_type][1]:
+        inputs = (data, None)
+        attributes = {"axes": axes, "keepdims": keepdims}
+        if noop_with_empty_axes:
+            raise InvalidInputError(
+                f"{op_type}: attribute 'noop_with_empty_axes' is not defined at opset {version}")
+    else:
+        if axes is not None:
+            axes = np.asarray(axes)
+            if axes.size == 0:  # [] is float64 to NumPy
+                axes = axes.astype(np.int64)
+        inputs = (data, axes)
+        attributes = {"keepdims": keepdims, "noop_with_empty_axes": noop_with_empty_axes}
+    outputs = op.call(inputs, attributes, opset, mode, n_threads)
+    return tuple(outputs) if full_output else outputs[0]
+
+
+def _make(op_type, doc):
+    def function(data, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=None, mode=None,
+                 n_threads=None, full_output=False):
+        return _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads,
+                      full_output)
+    snake = "reduce_" + {"L1": "l1", "L2": "l2", "SumSquare": "sum_square", "LogSum": "log_sum",
+                         "LogSumExp": "log_sum_exp"}.get(op_type[6:], op_type[6:].lower())
+    function.__name__ = function.__qualname__ = snake
+    function.__doc__ = (
+        f"ONNX {op_type} (opsets {', '.join(map(str, _VERSIONS[op_type][0]))}): {doc}\n\n"
+        f"``axes`` (None: every axis, or none with ``noop_with_empty_axes=1``) is the\n"
+        f"attribute before opset {_VERSIONS[op_type][1]} and the second input from it on;\n"
+        f"negative axes count from the end.")
+    return function
+
+
+reduce_sum = _make("ReduceSum", "the sum (canonical Sum16 or sequential, by layout).")
+reduce_mean = _make("ReduceMean", "the sum divided by the count.")
+reduce_max = _make("ReduceMax", "the maximum of a sequential scan (NaN only when first).")
+reduce_min = _make("ReduceMin", "the minimum of a sequential scan (NaN only when first).")
+reduce_prod = _make("ReduceProd", "the sequential product.")
+reduce_l1 = _make("ReduceL1", "the sum of absolute values.")
+reduce_l2 = _make("ReduceL2", "the square root of the sum of squares.")
+reduce_sum_square = _make("ReduceSumSquare", "the sum of squares.")
+reduce_log_sum = _make("ReduceLogSum", "the logarithm of the sum.")
+reduce_log_sum_exp = _make("ReduceLogSumExp", "m + log(sum(exp(x - m))), m the maximum.")
+
+__all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
+           "reduce_l2", "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp"]
+
+
+def resolve(name, mode, n_threads):
+    """The mode check and thread count of a call (NumPy-style functions)."""
+    _config.resolve_mode(mode, name)
+    return _config.kernel_threads(n_threads, name)
