@@ -13,6 +13,7 @@ from .batch import imap_batch, map_batch
 from ._version import __version__
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .activation import sigmoid
+from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .row_divide import lp_normalization, mean_variance_normalization
 from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
@@ -33,6 +34,7 @@ __all__ = [
     "map_batch", "imap_batch",
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
+    "instance_normalization", "group_normalization", "batch_normalization",
     "exp32", "log32",
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
     "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",

@@ -7,6 +7,7 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 ``normops.log_softmax`` follow SciPy's ``scipy.special`` signatures.
 """
 from .activation import sigmoid
+from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .row_divide import lp_normalization, mean_variance_normalization
 from .reduction import (
@@ -18,6 +19,7 @@ from .softmax import hardmax, log_softmax, softmax
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid",
+    "instance_normalization", "group_normalization", "batch_normalization",
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
     "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
     "mean_variance_normalization", "lp_normalization",

@@ -24,6 +24,9 @@ cdef Py_ssize_t SERIAL_BELOW_ELEMENTS = 32768
 # Rows summed side by side share the cache between passes: a group holds
 # at most this many bytes (measured, docs/performance.md).
 cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
+# BatchNormalization inference: planes shorter than this run as one row per
+# sample with a segment per channel (fewer, longer rows; same bits).
+cdef Py_ssize_t BATCH_PLANE_ELEMENTS = 256
 
 
 cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:

@@ -1,10 +1,32 @@
 # Row normalisation: LayerNormalization, RMSNormalization and
 # SimplifiedLayerNormalization (seed spec, "LayerNormalization,
-# RMSNormalization", steps 1-4; decisions.md §5).
+# RMSNormalization", steps 1-4; decisions.md §5), and through a RowParams
+# layout InstanceNormalization, GroupNormalization and BatchNormalization
+# (seed spec, "InstanceNormalization, GroupNormalization"; decisions.md §5).
 
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, sqrtf, NAN, INFINITY
 from libc.float cimport FLT_MAX, DBL_MAX
+
+
+cdef struct RowParams:
+    # How Scale/B (and supplied statistics) map onto the rows.
+    # period == 0: Scale/B hold one value per column, shared by every row.
+    # period > 0: a row is cols // seg_len segments of seg_len columns;
+    #   segment i of row r takes the scalar parameter number
+    #   (r % period) * (cols // seg_len) + i (InstanceNormalization: period C,
+    #   one segment; GroupNormalization-21: period G, C / G segments).
+    Py_ssize_t period
+    Py_ssize_t seg_len
+    # Per parameter, or NULL: statistics supplied (BatchNormalization in
+    # inference mode: mean and inv = 1 / sqrt(var + epsilon)), steps 1-3
+    # skipped; step 4 unchanged.
+    const void* given_mean
+    const void* given_inv
+    # Per row, or NULL: step 1's mean and step 2's variance in the
+    # arithmetic type (BatchNormalization's training statistics).
+    void* mean_native
+    void* var_native
 
 
 cdef inline floating ieee_sqrt(floating v) noexcept nogil:
@@ -35,7 +57,7 @@ cdef inline double magnitude_sum(const floating* p, Py_ssize_t n) noexcept nogil
 
 
 cdef inline bint nan_free_params(const floating* scale, const floating* bias,
-                                 Py_ssize_t cols, floating epsilon) noexcept nogil:
+                                 Py_ssize_t nparams, floating epsilon, Py_ssize_t cols) noexcept nogil:
     """True when step 4 cannot produce a NaN in a row whose statistics are
     finite, so the row may skip the per-element NaN check.
 
@@ -44,17 +66,31 @@ cdef inline bint nan_free_params(const floating* scale, const floating* bias,
     variance sum, and subnormal rounding loses at most a factor 2. With
     finite Scale and B and this margin, y stays finite: no inf * 0, no
     inf - inf, no overflow. Rows that fail the test take the checked path,
-    which gives the same bits whenever no NaN occurs.
+    which gives the same bits whenever no NaN occurs. The sums of |Scale|
+    and |B| over their nparams values bound every one of them.
     """
     cdef double bound
     if not epsilon >= 0:
         return False
-    bound = (4.0 * sqrt(<double>cols) + 4.0) * magnitude_sum(scale, cols) * 2.0 \
-        + magnitude_sum(bias, cols) * 2.0
+    bound = (4.0 * sqrt(<double>cols) + 4.0) * magnitude_sum(scale, nparams) * 2.0 \
+        + magnitude_sum(bias, nparams) * 2.0
     if floating is float:
         return bound < FLT_MAX
     else:
         return bound < DBL_MAX  # an overflowed (inf) or NaN bound fails too
+
+
+cdef void inverse_std(const floating* var, floating* inv, Py_ssize_t n, floating epsilon) noexcept nogil:
+    """Step 3 on supplied variances: inv[k] = 1 / sqrt(var[k] + epsilon)."""
+    cdef floating one = 1
+    cdef Py_ssize_t k
+    for k in range(n):
+        inv[k] = one / ieee_sqrt(var[k] + epsilon)
+
+
+cdef inline Py_ssize_t param_count(const RowParams* p, Py_ssize_t cols) noexcept nogil:
+    """Values in Scale (and B) under the layout p."""
+    return cols if p.period == 0 else p.period * (cols // p.seg_len)
 
 
 cdef inline floating canonical(floating v, bint check_nan) noexcept nogil:
@@ -79,23 +115,95 @@ cdef inline void normalize_apply(
             yr[j] = canonical(((xr[j] - mean) * inv) * scale[j], check_nan)
 
 
+cdef inline void normalize_apply_scalar(
+    const floating* xr, floating* yr, floating s, floating b, bint has_bias,
+    floating mean, floating inv, Py_ssize_t n, bint check_nan,
+) noexcept nogil:
+    """Step 4 over n elements sharing one scale s and bias b (the same
+    four rounded operations as normalize_apply)."""
+    cdef Py_ssize_t j
+    if has_bias:
+        for j in range(n):
+            yr[j] = canonical((((xr[j] - mean) * inv) * s) + b, check_nan)
+    else:
+        for j in range(n):
+            yr[j] = canonical(((xr[j] - mean) * inv) * s, check_nan)
+
+
+cdef inline void normalize_apply_given(
+    const floating* xr, floating* yr, const floating* scale, const floating* bias,
+    const floating* mean, const floating* inv, Py_ssize_t cols, bint check_nan,
+) noexcept nogil:
+    """Step 4 with every operand a vector along the row (supplied
+    statistics, one element per channel): the same four rounded operations."""
+    cdef Py_ssize_t j
+    if bias != NULL:
+        for j in range(cols):
+            yr[j] = canonical((((xr[j] - mean[j]) * inv[j]) * scale[j]) + bias[j], check_nan)
+    else:
+        for j in range(cols):
+            yr[j] = canonical(((xr[j] - mean[j]) * inv[j]) * scale[j], check_nan)
+
+
+cdef inline void normalize_apply_row(
+    const floating* xr, floating* yr, const floating* scale, const floating* bias,
+    floating mean, floating inv, Py_ssize_t cols, const RowParams* p, Py_ssize_t row,
+    bint check_nan,
+) noexcept nogil:
+    """Step 4 over row number ``row`` with the parameters p assigns it
+    (given statistics, when p has them, replace mean and inv per segment)."""
+    cdef Py_ssize_t i, k, segs, first
+    cdef const floating* bias_row
+    if p.period == 0:
+        normalize_apply(xr, yr, scale, bias, mean, inv, cols, check_nan)
+        return
+    segs = cols // p.seg_len
+    first = (row % p.period) * segs
+    if p.seg_len == 1:
+        # one element per segment (no spatial dimensions): the parameters
+        # are vectors along the row, one loop without per-segment set-up
+        bias_row = bias
+        if bias_row != NULL:
+            bias_row = bias_row + first
+        if p.given_mean == NULL:
+            normalize_apply(xr, yr, scale + first, bias_row, mean, inv, cols, check_nan)
+        else:
+            normalize_apply_given(xr, yr, scale + first, bias_row, <const floating*>p.given_mean + first,
+                                  <const floating*>p.given_inv + first, cols, check_nan)
+        return
+    for i in range(segs):
+        k = first + i
+        if p.given_mean != NULL:
+            mean = (<const floating*>p.given_mean)[k]
+            inv = (<const floating*>p.given_inv)[k]
+        normalize_apply_scalar(xr + i * p.seg_len, yr + i * p.seg_len, scale[k],
+                               bias[k] if bias != NULL else 0, bias != NULL,
+                               mean, inv, p.seg_len, check_nan)
+
+
 cdef inline void normalize_row_group(
     const floating* x, floating* y,
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     int nrows, Py_ssize_t cols, floating epsilon, bint center,
-    bint params_nan_free, const floating* prefetch,
+    bint params_nan_free, const floating* prefetch, const RowParams* p, Py_ssize_t row,
 ) noexcept nogil:
-    """Normalise nrows (a constant 1, 2 or 4) consecutive rows x -> y, their
-    statistics to mean_out[0..nrows) and inv_out[0..nrows) (each may be
-    NULL). The rows' sums run side by side, each in its own canonical
-    order. ``prefetch`` (or NULL) is the next group's first row."""
+    """Normalise nrows (a constant 1, 2 or 4) consecutive rows x -> y, the
+    first being row number ``row``, their statistics to mean_out[0..nrows)
+    and inv_out[0..nrows) (each may be NULL). The rows' sums run side by
+    side, each in its own canonical order. ``prefetch`` (or NULL) is the
+    next group's first row."""
     cdef floating n = <floating>cols
     cdef floating one = 1
     cdef floating mean[MAX_ROWS_SIDE_BY_SIDE]
     cdef floating var[MAX_ROWS_SIDE_BY_SIDE]
     cdef floating inv
     cdef int r
+    if p.given_mean != NULL:
+        # supplied statistics: anything may be NaN, so every element is checked
+        for r in range(nrows):
+            normalize_apply_row(x + r * cols, y + r * cols, scale, bias, 0, 0, cols, p, row + r, True)
+        return
     # step 1 (RMS: the mean is 0 and not computed)
     if center:
         sum16_side_by_side(x, cols, nrows, cols, NULL, NORMOPS_TERM_VALUE, mean, NULL)
@@ -113,9 +221,13 @@ cdef inline void normalize_row_group(
         inv = one / ieee_sqrt(var[r] + epsilon)
         # step 4
         if params_nan_free and is_finite(var[r]) and is_finite(inv):
-            normalize_apply(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, False)
+            normalize_apply_row(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, p, row + r, False)
         else:
-            normalize_apply(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, True)
+            normalize_apply_row(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, p, row + r, True)
+        if p.mean_native != NULL:
+            (<floating*>p.mean_native)[row + r] = canonical(mean[r], True)
+        if p.var_native != NULL:
+            (<floating*>p.var_native)[row + r] = canonical(var[r], True)
         if mean_out != NULL:
             mean_out[r] = stat_to_float32(mean[r])
         if inv_out != NULL:
@@ -148,18 +260,18 @@ cdef inline void normalize_group(
     int nrows, const floating* x, floating* y,
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out, Py_ssize_t cols, floating epsilon, bint center,
-    bint params_nan_free, const floating* prefetch,
+    bint params_nan_free, const floating* prefetch, const RowParams* p, Py_ssize_t row,
 ) noexcept nogil:
     """normalize_row_group with nrows turned into a constant (1, 2 or 4)."""
     if nrows == 4:
         normalize_row_group(x, y, scale, bias, mean_out, inv_out, 4, cols, epsilon, center,
-                            params_nan_free, prefetch)
+                            params_nan_free, prefetch, p, row)
     elif nrows == 2:
         normalize_row_group(x, y, scale, bias, mean_out, inv_out, 2, cols, epsilon, center,
-                            params_nan_free, prefetch)
+                            params_nan_free, prefetch, p, row)
     else:
         normalize_row_group(x, y, scale, bias, mean_out, inv_out, 1, cols, epsilon, center,
-                            params_nan_free, prefetch)
+                            params_nan_free, prefetch, p, row)
 
 
 cdef void normalize_rows(
@@ -167,7 +279,7 @@ cdef void normalize_rows(
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
-    floating epsilon, bint center, bint params_nan_free,
+    floating epsilon, bint center, bint params_nan_free, const RowParams* p,
 ) noexcept nogil:
     """Normalise rows [row_begin, row_end) of the rows x cols matrix x
     (bias, mean_out and inv_out may be NULL), in groups of rows summed
@@ -179,7 +291,7 @@ cdef void normalize_rows(
         normalize_group(nrows, x + r * cols, y + r * cols, scale, bias,
                         offset_or_null(mean_out, r), offset_or_null(inv_out, r),
                         cols, epsilon, center, params_nan_free,
-                        x + (r + nrows) * cols if r + 2 * nrows <= row_end else NULL)
+                        x + (r + nrows) * cols if r + 2 * nrows <= row_end else NULL, p, r)
         r += nrows
 
 
@@ -188,7 +300,7 @@ cdef void normalize_rows_converting(
     const float* scale, const float* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
-    float epsilon, bint center, bint params_nan_free, float* scratch,
+    float epsilon, bint center, bint params_nan_free, float* scratch, const RowParams* p,
 ) noexcept nogil:
     """normalize_rows for float32 arithmetic on float16 / bfloat16 storage
     (decisions.md §4): each group of rows is widened exactly into a float32
@@ -205,7 +317,7 @@ cdef void normalize_rows_converting(
             widen_rows(x, x_storage, r * cols, scratch, nrows * cols)
         normalize_group(nrows, scratch, scratch, scale, bias,
                         offset_or_null(mean_out, r), offset_or_null(inv_out, r),
-                        cols, epsilon, center, params_nan_free, NULL)
+                        cols, epsilon, center, params_nan_free, NULL, p, r)
         if y_storage == STORE_FLOAT32:
             memcpy(<float*>y + r * cols, scratch, nrows * cols * sizeof(float))
         else:
@@ -223,15 +335,15 @@ cdef inline void normalize_range(
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t begin, Py_ssize_t end, Py_ssize_t cols,
-    floating epsilon, bint center, bint params_nan_free, float* scratch,
+    floating epsilon, bint center, bint params_nan_free, float* scratch, const RowParams* p,
 ) noexcept nogil:
     if floating is float:
         if x_storage != STORE_FLOAT32 or y_storage != STORE_FLOAT32:
             normalize_rows_converting(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
-                                      begin, end, cols, epsilon, center, params_nan_free, scratch)
+                                      begin, end, cols, epsilon, center, params_nan_free, scratch, p)
             return
     normalize_rows(<const floating*>x, <floating*>y, scale, bias, mean_out, inv_out,
-                   begin, end, cols, epsilon, center, params_nan_free)
+                   begin, end, cols, epsilon, center, params_nan_free, p)
 
 
 cdef void normalize_chunks(
@@ -239,7 +351,7 @@ cdef void normalize_chunks(
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t rows, Py_ssize_t cols,
-    floating epsilon, bint center, int threads, float* scratch,
+    floating epsilon, bint center, int threads, float* scratch, const RowParams* p,
 ) noexcept nogil:
     """Split the rows into chunks of max(1, 16384 // cols) rows, one chunk per
     task, on ``threads`` threads (from row_chunk_threads). Rows are
@@ -249,16 +361,16 @@ cdef void normalize_chunks(
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c, slot = group_scratch_size(cols)
-    cdef bint params_nan_free = nan_free_params(scale, bias, cols, epsilon)
+    cdef bint params_nan_free = nan_free_params(scale, bias, param_count(p, cols), epsilon, cols)
     if threads <= 1:
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
-                        0, rows, cols, epsilon, center, params_nan_free, scratch)
+                        0, rows, cols, epsilon, center, params_nan_free, scratch, p)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                         c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
                         params_nan_free,
-                        NULL if scratch == NULL else scratch + omp_get_thread_num() * slot)
+                        NULL if scratch == NULL else scratch + omp_get_thread_num() * slot, p)
 
 
 cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:

@@ -82,6 +82,9 @@ class Case:
     opset_import: int | None = None
     input_names: tuple[str, ...] = ("X",)
     hidden: bool = False
+    #: outputs the ONNX node must declare after Y (BatchNormalization in
+    #: training mode needs its running statistics); only Y is compared
+    extra_outputs: tuple[str, ...] = ()
 
     @property
     def elements(self) -> int:
@@ -291,6 +294,107 @@ register(normalization_case("RMSNormalization", (2, 8, 16), axis=1))
 for _shape in ((1, 4096), (128, 4096), (1, 128, 5120), (257, 65)):
     register(normalization_case(
         "SimplifiedLayerNormalization", _shape, dtypes=("float32", "float16")))
+
+# ------------------------------------- Instance, Group and BatchNormalization
+
+def _make_channel_inputs(shape, n_params, n_stats):
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        x = rng.standard_normal(shape, dtype=np.float32)
+        x += rng.uniform(-1.0, 1.0, size=shape[:2] + (1,) * (len(shape) - 2)).astype(np.float32)
+        out = [x, rng.uniform(0.5, 1.5, n_params).astype(np.float32),
+               rng.uniform(-0.5, 0.5, n_params).astype(np.float32)]
+        if n_stats:
+            out += [rng.uniform(-0.5, 0.5, n_stats).astype(np.float32),
+                    rng.uniform(0.5, 1.5, n_stats).astype(np.float32)]
+        return [a.astype(dtype) for a in out]
+
+    return make
+
+
+def _channel_view(a, ndim):
+    return a.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _np_group_norm(inputs, attributes, acc=np.float32):
+    x, scale, bias = (a.astype(acc, copy=False) for a in inputs)
+    groups = attributes.get("num_groups", x.shape[1])  # InstanceNormalization: one per channel
+    g = x.reshape(x.shape[0], groups, -1)
+    d = g - g.mean(axis=2, keepdims=True)
+    y = (d / np.sqrt(np.mean(d * d, axis=2, keepdims=True) + acc(attributes.get("epsilon", 1e-5))))
+    y = y.reshape(x.shape) * _channel_view(scale, x.ndim) + _channel_view(bias, x.ndim)
+    return y.astype(inputs[0].dtype if acc is np.float32 else acc, copy=False)
+
+
+def _np_batch_norm(inputs, attributes, acc=np.float32):
+    x, scale, bias, mean, var = (a.astype(acc, copy=False) for a in inputs)
+    if attributes.get("training_mode"):
+        axes = (0,) + tuple(range(2, x.ndim))
+        mean, var = x.mean(axis=axes), x.var(axis=axes)
+    inv = 1 / np.sqrt(var + acc(attributes.get("epsilon", 1e-5)))
+    y = (x - _channel_view(mean, x.ndim)) * _channel_view(inv * scale, x.ndim) + _channel_view(bias, x.ndim)
+    return y.astype(inputs[0].dtype if acc is np.float32 else acc, copy=False)
+
+
+def _torch_instance_norm(torch, tensors, attributes):
+    x, scale, bias = tensors
+    return torch.nn.functional.instance_norm(x, weight=scale, bias=bias, eps=attributes.get("epsilon", 1e-5))
+
+
+def _torch_group_norm(torch, tensors, attributes):
+    x, scale, bias = tensors
+    return torch.nn.functional.group_norm(x, attributes["num_groups"], scale, bias,
+                                          attributes.get("epsilon", 1e-5))
+
+
+def _torch_batch_norm(torch, tensors, attributes):
+    x, scale, bias, mean, var = tensors
+    if attributes.get("training_mode"):
+        mean, var = mean.clone(), var.clone()  # torch updates them in place
+    return torch.nn.functional.batch_norm(x, mean, var, scale, bias, bool(attributes.get("training_mode")),
+                                          1 - attributes.get("momentum", 0.9), attributes.get("epsilon", 1e-5))
+
+
+def channel_norm_case(op_type: str, shape: Sequence[int], *, num_groups: int | None = None,
+                      training_mode: int = 0, dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) an Instance/Group/BatchNormalization case
+    (GroupNormalization at opset 21: per-channel scale and bias)."""
+    shape = tuple(int(d) for d in shape)
+    C = shape[1]
+    spatial = int(np.prod(shape[2:], dtype=np.int64))
+    name = f"{op_type}_{'x'.join(map(str, shape))}"
+    attrs: dict[str, Any] = {"epsilon": 1e-5}
+    if op_type == "InstanceNormalization":
+        opset, fn, np_fn, torch_fn, width, n_stats = 22, "instance_normalization", _np_group_norm, \
+            _torch_instance_norm, spatial, 0
+        names = ("input", "scale", "B")
+    elif op_type == "GroupNormalization":
+        opset, fn, np_fn, torch_fn, width, n_stats = 21, "group_normalization", _np_group_norm, \
+            _torch_group_norm, C // num_groups * spatial, 0
+        attrs["num_groups"] = int(num_groups)
+        name += f"_g{num_groups}"
+        names = ("X", "scale", "bias")
+    else:
+        opset, fn, np_fn, torch_fn, n_stats = 15, "batch_normalization", _np_batch_norm, _torch_batch_norm, C
+        width = shape[0] * spatial if training_mode else spatial
+        if training_mode:
+            attrs.update(training_mode=1, momentum=0.9)
+            name += "_training"
+        names = ("X", "scale", "B", "input_mean", "input_var")
+    return Case(
+        extra_outputs=("running_mean", "running_var") if training_mode else (),
+        name=name, op_type=op_type, opset=opset, shape=shape, attributes=attrs,
+        dtypes=tuple(np.dtype(d).name for d in dtypes), make_inputs=_make_channel_inputs(shape, C, n_stats),
+        numpy_fn=np_fn, torch_fn=torch_fn, normops_fn=fn, width=width, input_names=names,
+    )
+
+
+for _shape in ((8, 16, 128), (4, 32, 16, 16), (2, 8, 64, 8), (2, 16, 4, 8, 8)):
+    register(channel_norm_case("InstanceNormalization", _shape))
+for _shape in ((32, 128), (8, 16, 64), (4, 32, 16, 16), (8, 64, 8, 8)):
+    register(channel_norm_case("BatchNormalization", _shape))
+register(channel_norm_case("BatchNormalization", (4, 32, 8, 8), training_mode=1))
+register(channel_norm_case("GroupNormalization", (8, 16, 128), num_groups=4))
+register(channel_norm_case("GroupNormalization", (4, 32, 16, 16), num_groups=8))
 
 # ------------------------------------------------------- the softmax family
 

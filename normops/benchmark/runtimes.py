@@ -142,13 +142,15 @@ def build_onnx_model(case: Case, inputs: list[np.ndarray]):
     x = inputs[0]
     names = list(case.input_names[: len(inputs)])
     inits = [numpy_helper.from_array(a, n) for a, n in zip(inputs[1:], names[1:])]
-    node = helper.make_node(case.op_type, names, ["Y"], domain=case.domain, **case.attributes)
+    extra = list(getattr(case, "extra_outputs", ()))
+    node = helper.make_node(case.op_type, names, ["Y"] + extra, domain=case.domain, **case.attributes)
     y = case.numpy_fn(inputs, case.attributes)
     graph = helper.make_graph(
         [node],
         case.name,
         [helper.make_tensor_value_info(names[0], helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
-        [helper.make_tensor_value_info("Y", helper.np_dtype_to_tensor_dtype(y.dtype), y.shape)],
+        [helper.make_tensor_value_info("Y", helper.np_dtype_to_tensor_dtype(y.dtype), y.shape)]
+        + [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(y.dtype), None) for n in extra],
         initializer=inits,
     )
     opsets = [helper.make_opsetid(case.domain, case.opset_import or case.opset)]

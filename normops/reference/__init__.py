@@ -7,11 +7,13 @@ instead of the kernels. The tests compare the two bit for bit.
 """
 from ._norms import layer_normalization, rms_normalization, simplified_layer_normalization
 from ._sum16 import canonical_nan, sum16
+from ._channel_norms import batch_normalization, group_normalization, instance_normalization
 from ._rowdivide import lp_normalization, mean_variance_normalization
 
 __all__ = ["run", "sum16", "canonical_nan", "layer_normalization", "rms_normalization",
            "simplified_layer_normalization",
-           "mean_variance_normalization", "lp_normalization"]
+           "mean_variance_normalization", "lp_normalization",
+           "instance_normalization", "group_normalization", "batch_normalization"]
 
 
 def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n_threads=None):

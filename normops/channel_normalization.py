@@ -1,0 +1,313 @@
+"""InstanceNormalization, GroupNormalization and BatchNormalization.
+
+All three run the row normalisation kernel (``_kernels/rownorm.pxi``) with
+a ``RowParams`` layout (seed spec, "InstanceNormalization,
+GroupNormalization"; decisions.md §5 for BatchNormalization):
+
+* InstanceNormalization: a row is one (n, c) plane; scalar scale[c], B[c].
+* GroupNormalization: a row is one (n, g) block of C / G channels; scalar
+  scale[g], bias[g] (opset 18) or scale[c], bias[c] per channel segment of
+  the block (opset 21).
+* BatchNormalization, inference: the (n, c) planes with the given mean[c]
+  and inv[c] = 1 / sqrt(var[c] + epsilon): steps 1-3 skipped, step 4 as
+  always. Training: X is moved to a (C, N * spatial) scratch so that a row
+  is channel c's elements in row-major order, normalised as a row with its
+  batch statistics, and moved back.
+"""
+import numpy as np
+
+from . import _config, _isa
+from ._errors import InvalidInputError
+from ._registry import OpDef, register
+from ._validate import (
+    at_least_rank, compute_dtype, contiguous, flag_attribute, float_attribute, float_input,
+    int_attribute, product, rounded_to, stash_type_attribute, unsupported,
+)
+from .normalization import _kernel_storage
+from .reference import _channel_norms as _reference
+
+
+class _Plan:
+    __slots__ = ("op", "version", "X", "scale", "bias", "mean", "var", "epsilon", "momentum",
+                 "training", "num_groups", "compute_dtype")
+
+
+def _invalid(name, message):
+    return InvalidInputError(f"{name}: {message}")
+
+
+def _channel_vector(name, pname, p, count, what):
+    if p.shape != (count,):
+        raise _invalid(name, f"input {pname!r} has shape {p.shape}; expected ({count},) ({what})")
+    return p
+
+
+def _common(op, inputs, rank):
+    name = op.op_type
+    X = float_input(name, op.inputs[0], inputs[0])
+    at_least_rank(name, op.inputs[0], X, rank)
+    params = [float_input(name, pname, p) for pname, p in zip(op.inputs[1:], inputs[1:])]
+    return name, X, params
+
+
+def _bind_instance(op, version, inputs, attributes):
+    name, X, (scale, bias) = _common(op, inputs, 3)
+    for pname, p in zip(op.inputs[1:], (scale, bias)):
+        if p.dtype != X.dtype:
+            raise _invalid(name, f"input {pname!r} has dtype {p.dtype} but {op.inputs[0]!r} has "
+                                 f"dtype {X.dtype}; {name} needs one type for all three")
+        _channel_vector(name, pname, p, X.shape[1], "one value per channel")
+    plan = _new_plan(op, version, X, scale, bias, attributes)
+    return plan  # opset 1's consumed_inputs is a legacy attribute with no effect
+
+
+def _bind_group(op, version, inputs, attributes):
+    name, X, (scale, bias) = _common(op, inputs, 2)
+    if attributes["num_groups"] is None:
+        raise _invalid(name, "attribute 'num_groups' is required")
+    groups = int_attribute(name, "num_groups", attributes["num_groups"])
+    channels = X.shape[1]
+    if groups < 1 or channels % groups:
+        raise _invalid(name, f"attribute 'num_groups'={groups} must be positive and divide the "
+                             f"{channels} channels of input 'X'")
+    if "stash_type" in attributes:
+        stash_type_attribute(name, attributes["stash_type"])
+    per_channel = version >= 21
+    for pname, p in zip(op.inputs[1:], (scale, bias)):
+        _channel_vector(name, pname, p, channels if per_channel else groups,
+                        "one value per channel" if per_channel else "one value per group (opset 18)")
+    plan = _new_plan(op, version, X, scale, bias, attributes)
+    plan.num_groups = groups
+    return plan
+
+
+def _bind_batch(op, version, inputs, attributes):
+    name, X, (scale, bias, mean, var) = _common(op, inputs, 2)
+    channels = X.shape[1]
+    for pname, p in zip(op.inputs[1:], (scale, bias, mean, var)):
+        _channel_vector(name, pname, p, channels, "one value per channel")
+    if "spatial" in attributes and int_attribute(name, "spatial", attributes["spatial"]) != 1:
+        raise unsupported(name, f"opset {version}: attribute 'spatial'={attributes['spatial']} "
+                                f"(statistics per element) is not served, only spatial=1")
+    if "is_test" in attributes and flag_attribute(name, "is_test", attributes["is_test"]) == 0:
+        raise unsupported(name, f"opset {version}: attribute 'is_test'=0 (the legacy training "
+                                f"form) is not served; set is_test=1, or use opset 14 or later "
+                                f"with training_mode=1")
+    plan = _new_plan(op, version, X, scale, bias, attributes)
+    plan.mean, plan.var = mean, var
+    plan.momentum = float_attribute(name, "momentum", attributes["momentum"])
+    plan.training = bool(flag_attribute(name, "training_mode", attributes.get("training_mode", 0)))
+    if plan.training and X.size == 0:
+        raise _invalid(name, f"training_mode=1 needs at least one element per channel in input 'X' "
+                             f"(shape {X.shape})")
+    plan.compute_dtype = compute_dtype(X.dtype, scale.dtype, bias.dtype, mean.dtype, var.dtype)
+    return plan
+
+
+def _new_plan(op, version, X, scale, bias, attributes):
+    plan = _Plan()
+    plan.op, plan.version, plan.X, plan.scale, plan.bias = op, version, X, scale, bias
+    plan.epsilon = float_attribute(op.op_type, "epsilon", attributes["epsilon"])
+    plan.compute_dtype = compute_dtype(X.dtype, scale.dtype, bias.dtype)
+    plan.training = False
+    return plan
+
+
+def _run_rows(plan, x, rows, cols, period, seg_len, n_threads, given=None):
+    """The kernel on x (rows x cols, any shape of that size) with the
+    parameter layout (period, seg_len): Y in X's dtype."""
+    ct = plan.compute_dtype
+    X = plan.X
+    store = _kernel_storage(X.dtype, ct)
+    x = contiguous(x, store)
+    y = np.empty(x.shape, store)
+    scale = contiguous(plan.scale, _kernel_storage(plan.scale.dtype, ct))
+    bias = contiguous(plan.bias, _kernel_storage(plan.bias.dtype, ct))
+    if x.size:
+        given_mean, given_var = given if given is not None else (None, None)
+        _isa.kernels.row_normalize(x, scale, bias, y, None, None, rows, cols, plan.epsilon, True,
+                                   n_threads, period, seg_len, given_mean, given_var)
+    return rounded_to(y, X.dtype)
+
+
+def _compute(plan, mode, n_threads, all_outputs):
+    X = plan.X
+    N, C = X.shape[:2]
+    spatial = product(X.shape[2:])
+    name = plan.op.op_type
+    if name == "InstanceNormalization":
+        return [_run_rows(plan, X, N * C, spatial, C, spatial, n_threads)]
+    if name == "GroupNormalization":
+        G = plan.num_groups
+        cols = (C // G) * spatial
+        seg_len = spatial if plan.version >= 21 else cols
+        return [_run_rows(plan, X, N * G, cols, G, seg_len, n_threads)]
+    ct = plan.compute_dtype
+    given = (contiguous(plan.mean, ct), contiguous(plan.var, ct))
+    if not plan.training:
+        return [_run_rows(plan, X, N * C, spatial, C, spatial, n_threads, given)]
+    # training: the kernel gathers channel c's elements (row-major order) into row c
+    store = _kernel_storage(X.dtype, ct)
+    x = contiguous(X, store)
+    y = np.empty(X.shape, store)
+    running = np.empty(C, ct), np.empty(C, ct)
+    _isa.kernels.batch_normalization_training(
+        x, contiguous(plan.scale, _kernel_storage(plan.scale.dtype, ct)),
+        contiguous(plan.bias, _kernel_storage(plan.bias.dtype, ct)), *given, y, *running,
+        N, C, spatial, plan.epsilon, plan.momentum, n_threads)
+    y = rounded_to(y, X.dtype)
+    if not all_outputs:
+        return [y]
+    return [y, rounded_to(running[0], plan.mean.dtype), rounded_to(running[1], plan.var.dtype)]
+
+
+def _reference_outputs(plan):
+    name = plan.op.op_type
+    if name == "InstanceNormalization":
+        return list(_reference.instance_normalization(plan.X, plan.scale, plan.bias, plan.epsilon))
+    if name == "GroupNormalization":
+        return list(_reference.group_normalization(plan.X, plan.scale, plan.bias, plan.num_groups,
+                                                   plan.epsilon, plan.version >= 21))
+    return list(_reference.batch_normalization(plan.X, plan.scale, plan.bias, plan.mean, plan.var,
+                                               plan.epsilon, plan.momentum, plan.training))
+
+
+_EPSILON = 1e-5
+
+INSTANCE_NORMALIZATION = register(OpDef(
+    "InstanceNormalization", versions=(1, 6, 22), inputs=("input", "scale", "B"), n_required=3,
+    outputs=("output",),
+    attributes=lambda v: {"epsilon": _EPSILON, "consumed_inputs": None} if v < 6 else {"epsilon": _EPSILON},
+    bind=_bind_instance, compute=_compute, reference=_reference_outputs))
+
+GROUP_NORMALIZATION = register(OpDef(
+    "GroupNormalization", versions=(18, 21), inputs=("X", "scale", "bias"), n_required=3,
+    outputs=("Y",),
+    attributes=lambda v: ({"epsilon": _EPSILON, "num_groups": None, "stash_type": 1} if v >= 21
+                          else {"epsilon": _EPSILON, "num_groups": None}),
+    bind=_bind_group, compute=_compute, reference=_reference_outputs))
+
+
+def _batch_attributes(version):
+    attrs = {"epsilon": _EPSILON, "momentum": 0.9}
+    if version < 9:
+        attrs["spatial"] = 1
+    if version < 7:
+        attrs["is_test"] = 0
+    if version < 6:
+        attrs["consumed_inputs"] = None
+    if version >= 14:
+        attrs["training_mode"] = 0
+    return attrs
+
+
+BATCH_NORMALIZATION = register(OpDef(
+    "BatchNormalization", versions=(1, 6, 7, 9, 14, 15),
+    inputs=("X", "scale", "B", "input_mean", "input_var"), n_required=5,
+    outputs=("Y", "running_mean", "running_var"), attributes=_batch_attributes,
+    bind=_bind_batch, compute=_compute, reference=_reference_outputs))
+
+
+def _result(outputs, full_output):
+    return tuple(outputs) if full_output else outputs[0]
+
+
+# ------------------------------------------------- the per-call fast route
+# Plain calls go straight to the kernel (``channel_normalize_nd`` checks the
+# arrays in C and never raises); anything else, including every error,
+# takes the validated route above.
+
+_FAST_STASH = frozenset((1, 10, 11, 16))
+
+
+def _direct_version(op, opset, mode):
+    """The version when opset and mode need no validation, else None."""
+    if not (mode is None or mode == "exact" or mode == "fast"):
+        return None
+    if opset is None or type(opset) is int:
+        return op._version_cache.get(opset)
+    return None
+
+
+def _direct(op, X, scale, bias, mean, var, groups, per_channel, epsilon, n_threads):
+    return _isa.kernels.channel_normalize_nd(X, scale, bias, mean, var, groups, per_channel, epsilon,
+                                             _config.kernel_threads(n_threads, op.op_type))
+
+
+def instance_normalization(input, scale, B, *, epsilon=1e-05, opset=None, mode=None,
+                           n_threads=None, full_output=False):
+    """ONNX InstanceNormalization (opsets 1, 6, 22).
+
+    Each (sample, channel) plane of ``input`` (N, C, D1, ...) is normalised
+    by its own mean and variance, then scaled by ``scale[c]`` and shifted by
+    ``B[c]``, in the exact order of docs/exactness.md.
+    """
+    y = None
+    if _direct_version(INSTANCE_NORMALIZATION, opset, mode) and type(input) is np.ndarray and input.ndim >= 3:
+        y = _direct(INSTANCE_NORMALIZATION, input, scale, B, None, None, 0, True, epsilon, n_threads)
+    if y is not None:
+        return (y,) if full_output else y
+    return _result(INSTANCE_NORMALIZATION.call(
+        (input, scale, B), {"epsilon": epsilon}, opset, mode, n_threads, full_output), full_output)
+
+
+def group_normalization(X, scale, bias, *, num_groups, epsilon=1e-05, stash_type=1, opset=None,
+                        mode=None, n_threads=None, full_output=False):
+    """ONNX GroupNormalization (opsets 18, 21).
+
+    The C channels of X (N, C, D1, ...) form ``num_groups`` groups; each
+    (sample, group) block is normalised by its own statistics. ``scale`` and
+    ``bias`` have one value per channel (opset 21, the default) or per group
+    (opset 18). ``stash_type`` is validated and ignored.
+    """
+    y = None
+    version = _direct_version(GROUP_NORMALIZATION, opset, mode)
+    if (version and type(num_groups) is int and num_groups > 0 and type(stash_type) is int
+            and stash_type in _FAST_STASH):
+        y = _direct(GROUP_NORMALIZATION, X, scale, bias, None, None, num_groups, version >= 21, epsilon,
+                    n_threads)
+    if y is not None:
+        return (y,) if full_output else y
+    attributes = {"epsilon": epsilon, "num_groups": num_groups}
+    version = GROUP_NORMALIZATION.version_for(opset)
+    if version >= 21:
+        attributes["stash_type"] = stash_type
+    return _result(GROUP_NORMALIZATION.call(
+        (X, scale, bias), attributes, opset, mode, n_threads, full_output), full_output)
+
+
+def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-05, momentum=0.9,
+                        training_mode=0, opset=None, mode=None, n_threads=None, full_output=False):
+    """ONNX BatchNormalization (opsets 1 to 15; channel axis 1).
+
+    Inference (``training_mode=0``): ``Y = (X - mean) / sqrt(var + epsilon)
+    * scale + B`` per channel with the given statistics. Training mode
+    normalises with the batch statistics and, with ``full_output=True``,
+    also returns ``(running_mean, running_var)`` after Y. Opsets before 14
+    have no training_mode (their legacy training outputs are not served).
+    """
+    y = None
+    version = _direct_version(BATCH_NORMALIZATION, opset, mode)
+    if (version and version >= 14 and type(training_mode) is int and training_mode in (0, 1)
+            and type(momentum) is float and input_mean is not None):
+        y = _isa.kernels.channel_normalize_nd(X, scale, B, input_mean, input_var, 0, True, epsilon,
+                                              _config.kernel_threads(n_threads, "BatchNormalization"),
+                                              momentum if training_mode else None)
+    if y is not None:
+        if training_mode:
+            return y if full_output else y[0]
+        return (y,) if full_output else y
+    version = BATCH_NORMALIZATION.version_for(opset)
+    attributes = _batch_attributes(version)
+    attributes.update(epsilon=epsilon, momentum=momentum)
+    if version >= 14:
+        attributes["training_mode"] = training_mode
+    elif training_mode:
+        raise unsupported("BatchNormalization", f"opset {version}: training_mode needs opset 14 or later")
+    else:
+        attributes.pop("consumed_inputs", None)
+        if "is_test" in attributes:
+            attributes["is_test"] = 1
+    outputs = BATCH_NORMALIZATION.call((X, scale, B, input_mean, input_var), attributes, opset, mode,
+                                       n_threads, full_output)
+    return _result(outputs, full_output)
