@@ -16,6 +16,8 @@ from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
 from .transcendental import exp32, log32
+from .arg_reduce import argmax, argmin
+from .cumulative import cumsum
 from . import ops, reference  # noqa: E402  (needs the operators registered above)
 
 __all__ = [
@@ -26,4 +28,5 @@ __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "exp32", "log32",
+    "argmax", "argmin", "cumsum",
 ]

@@ -7,10 +7,13 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 ``normops.log_softmax`` follow SciPy's ``scipy.special`` signatures.
 """
 from .activation import sigmoid
+from .arg_reduce import arg_max, arg_min
+from .cumulative import cum_sum
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .softmax import hardmax, log_softmax, softmax
 
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid",
+    "arg_max", "arg_min", "cum_sum",
 ]

@@ -11,6 +11,10 @@ from ._sum16 import canonical_nan, sum16
 __all__ = ["run", "sum16", "canonical_nan", "layer_normalization", "rms_normalization",
            "simplified_layer_normalization"]
 
+from ._argcum import arg_reduce, cum_sum  # noqa: E402  (ArgMax, ArgMin, CumSum)
+
+__all__ += ["arg_reduce", "cum_sum"]
+
 
 def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n_threads=None):
     """Like ``normops.run``, through the executable specification.
