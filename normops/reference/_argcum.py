@@ -39,9 +39,9 @@ def arg_reduce(x, axis, is_min, last, nan_wins):
         x = x.view(np.uint8)
     rows = np.moveaxis(x, axis, -1)
     out_shape, n = rows.shape[:-1], rows.shape[-1]
-    rows = rows.reshape(-1, n)
-    if n == 0 or rows.shape[0] == 0:
+    if n == 0 or rows.size == 0:
         return np.zeros(out_shape, np.int64)
+    rows = rows.reshape(-1, n)
     is_float = x.dtype.kind == "f"
     nan = np.isnan(rows) if is_float else np.zeros(rows.shape, bool)
     # the best non-NaN value of each row (fmax/fmin skip NaN)
@@ -69,10 +69,11 @@ def cum_sum(x, axis, exclusive, reverse):
     if n:
         acc = np.zeros_like(lines[0]) if exclusive else lines[order[0]].copy()
         y[order[0]] = acc
-        for k in range(1, n):
-            source = order[k - 1] if exclusive else order[k]
-            acc = acc + lines[source]          # one rounded addition (or wrap) per element
-            y[order[k]] = acc
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, overflow: IEEE results
+            for k in range(1, n):
+                source = order[k - 1] if exclusive else order[k]
+                acc = acc + lines[source]      # one rounded addition (or wrap) per element
+                y[order[k]] = acc
     y = np.moveaxis(y.reshape(moved.shape), 0, axis)
     if y.dtype.kind == "f":
         y = canonical_nan(y)
