@@ -415,3 +415,19 @@ def test_modes_agree_and_reference_rejects_fast():
     same_bits(normops.ops.cum_sum(x, 1, mode="fast"), normops.ops.cum_sum(x, 1))
     with pytest.raises(UnsupportedError):
         normops.reference.run("CumSum", [x, np.int64(0)], mode="fast")
+
+
+# ------------------------------------------------------------ conformance
+
+@pytest.mark.parametrize("prefix,op_type", [("test_argmax_", "ArgMax"), ("test_argmin_", "ArgMin"),
+                                            ("test_cumsum_", "CumSum")])
+def test_every_onnx_node_case_is_served_and_passes(prefix, op_type):
+    conformance = pytest.importorskip("normops.conformance")
+    pytest.importorskip("onnx")
+    cases = [c for c in conformance.discover(f"^{prefix}") if "_expanded" not in c.name]
+    assert len(cases) >= 7 and all(c.op_type == op_type for c in cases)
+    assert [c.name for c in cases if not c.served] == []
+    for case in cases:
+        for mode in conformance.MODES:
+            outcome = conformance.run_case(case, mode)
+            assert outcome.status == conformance.PASSED, (case.name, mode, outcome.message)
