@@ -7,12 +7,16 @@
  * exact, so any order of finding M gives the same M, and the index is then
  * a search for x == M: the result never depends on the vector width.
  *
- * One pass: the sequence is cut into sub-blocks of SUB_BYTES; each
- * sub-block's lane-wise best (NaN never replaces a lane: comparisons with
- * NaN are false) is folded, the sub-blocks are combined like the scan
- * combines elements, and only the winning sub-block is searched again.
- * When M is the type's "worst" value (-inf for ArgMax on floats) an all-NaN
- * sub-block could tie it, so the whole sequence is searched instead.
+ * One pass: the sequence is read in groups of 4 vectors. Every lane keeps
+ * its best value and the number of the group it came from (NaN never
+ * replaces a lane: comparisons with NaN are false; a tie replaces it with
+ * select_last_index). Folding the lanes gives M and the first (last) group
+ * holding it, and only that group is searched for x == M. Narrow integer
+ * types count groups in lanes of their own width, so their sequences are
+ * cut into super-blocks of at most 127 (32767) groups, combined in order
+ * like the scan combines elements. When M is the type's "worst" value
+ * (-inf for ArgMax on floats) a lane of NaN only could tie it, so the
+ * whole sequence is searched instead.
  *
  * find_nan (NumPy's rule, the first NaN wins) also reports the first NaN.
  * Only comparisons: no arithmetic on the data at all. */
@@ -22,10 +26,8 @@
 #include <stdint.h>
 #include "sum16.h"
 
-#define NORMOPS_ARG_SUB_BYTES 8192
-
-/* Result of scanning one range: index of the winner (-1: none, the range is
- * all NaN), its value, and whether the index is the range's first NaN. */
+/* T: element type; N: prefix of its names; I: same-size signed integer;
+ * WORST_MAX / WORST_MIN: the value every element beats or ties (ArgMax / ArgMin). */
 #define NORMOPS_DEFINE_ARGSCAN(T, N, I, WORST_MAX, WORST_MIN)                                  \
 typedef T N##_av __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                          \
 typedef I N##_ab __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                          \
@@ -34,43 +36,12 @@ enum { N##_AL = NORMOPS_VECTOR_BYTES / sizeof(T) };                             
                                                                                               \
 NORMOPS_ALWAYS_INLINE int N##_better(T a, T b, int is_min) { return is_min ? a < b : a > b; } \
                                                                                               \
-NORMOPS_ALWAYS_INLINE N##_av N##_vbest(N##_av v, N##_av m, int is_min) {                      \
-    N##_ab take = is_min ? (v < m) : (v > m);                                                 \
-    return (N##_av)(((N##_ab)v & take) | ((N##_ab)m & ~take));                                \
-}                                                                                             \
-                                                                                              \
 NORMOPS_ALWAYS_INLINE int N##_any(N##_ab b) {                                                 \
     typedef unsigned long long w64 __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));        \
     w64 w = (w64)b;                                                                           \
     unsigned long long r = 0;                                                                 \
     for (int q = 0; q < NORMOPS_VECTOR_BYTES / 8; q++) r |= w[q];                             \
     return r != 0;                                                                            \
-}                                                                                             \
-                                                                                              \
-/* best of x[0..n) ignoring NaN (worst when none), and whether a NaN occurs */                \
-NORMOPS_ALWAYS_INLINE T N##_range_best(const T* x, ptrdiff_t n, int is_min, int* has_nan) {   \
-    const T worst = is_min ? (WORST_MIN) : (WORST_MAX);                                      \
-    N##_av zero = {0};                                                                        \
-    N##_av m0 = zero + worst, m1 = m0, m2 = m0, m3 = m0;                                      \
-    N##_ab nan = {0};                                                                         \
-    ptrdiff_t i = 0, full = n - n % (4 * N##_AL);                                             \
-    for (; i < full; i += 4 * N##_AL) {                                                       \
-        N##_av v0 = *(const N##_au*)(x + i), v1 = *(const N##_au*)(x + i + N##_AL);           \
-        N##_av v2 = *(const N##_au*)(x + i + 2 * N##_AL), v3 = *(const N##_au*)(x + i + 3 * N##_AL); \
-        m0 = N##_vbest(v0, m0, is_min); m1 = N##_vbest(v1, m1, is_min);                       \
-        m2 = N##_vbest(v2, m2, is_min); m3 = N##_vbest(v3, m3, is_min);                       \
-        nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);                             \
-    }                                                                                         \
-    m0 = N##_vbest(m1, m0, is_min); m2 = N##_vbest(m3, m2, is_min); m0 = N##_vbest(m2, m0, is_min); \
-    T best = worst;                                                                           \
-    for (int l = 0; l < N##_AL; l++) if (N##_better(m0[l], best, is_min)) best = m0[l];       \
-    int any_nan = N##_any(nan);                                                               \
-    for (; i < n; i++) {                                                                      \
-        if (N##_better(x[i], best, is_min)) best = x[i];                                      \
-        any_nan |= x[i] != x[i];                                                              \
-    }                                                                                         \
-    *has_nan = any_nan;                                                                       \
-    return best;                                                                              \
 }                                                                                             \
                                                                                               \
 /* first (last) index of x[0..n) equal to value, or NaN when want_nan; -1 if none */          \
@@ -96,31 +67,95 @@ NORMOPS_ALWAYS_INLINE ptrdiff_t N##_find(const T* x, ptrdiff_t n, T value, int l
     return -1;                                                                                \
 }                                                                                             \
                                                                                               \
-/* The scan of x[0..n) with NaN ignored: returns the winner's index (-1 when                  \
- * every element is NaN) and stores its value. With find_nan, a NaN anywhere                  \
- * ends the scan: *found_nan = 1 and the first NaN's index is returned. */                    \
-static inline ptrdiff_t normops_argscan_##N(const T* x, ptrdiff_t n, int is_min, int last,    \
-                                            int find_nan, T* value, int* found_nan) {         \
+/* One lane track: the lane's best value and the group where it was taken. */                 \
+NORMOPS_ALWAYS_INLINE void N##_track(N##_av v, N##_av* best, N##_ab* group, N##_ab g,          \
+                                     int is_min, int last) {                                  \
+    N##_ab take = is_min ? (v < *best) : (v > *best);                                         \
+    if (last) take |= v == *best;                                                             \
+    *best = (N##_av)(((N##_ab)v & take) | ((N##_ab)*best & ~take));                           \
+    *group = (g & take) | (*group & ~take);                                                   \
+}                                                                                             \
+                                                                                              \
+/* Two tracks of the same lanes merged: a tie keeps the earlier (later) group. */            \
+NORMOPS_ALWAYS_INLINE void N##_merge(N##_av* best, N##_ab* group, N##_av b, N##_ab g,          \
+                                     int is_min, int last) {                                  \
+    N##_ab take = is_min ? (b < *best) : (b > *best);                                         \
+    take |= (b == *best) & (last ? (g > *group) : (g < *group));                              \
+    *best = (N##_av)(((N##_ab)b & take) | ((N##_ab)*best & ~take));                           \
+    *group = (g & take) | (*group & ~take);                                                   \
+}                                                                                             \
+                                                                                              \
+NORMOPS_ALWAYS_INLINE ptrdiff_t N##_scan(const T* x, ptrdiff_t n, int is_min, int last,        \
+                                         int find_nan, T* value, int* found_nan) {            \
     const T worst = is_min ? (WORST_MIN) : (WORST_MAX);                                      \
-    const ptrdiff_t sub = NORMOPS_ARG_SUB_BYTES / sizeof(T);                                  \
+    /* groups of 4 vectors; a group number must fit a lane of I */                            \
+    const ptrdiff_t G = 4 * N##_AL;                                                           \
+    const ptrdiff_t per_super = sizeof(I) >= 4 ? ((ptrdiff_t)1 << 30) : ((ptrdiff_t)1 << (8 * sizeof(I) - 1)) - 1; \
+    ptrdiff_t full = n - n % G, where = -1, wlen = 0;                                         \
     T best = worst;                                                                           \
-    ptrdiff_t where = -1, len = 0;                                                            \
     *found_nan = 0;                                                                           \
-    for (ptrdiff_t s = 0; s < n; s += sub) {                                                  \
-        ptrdiff_t m = n - s < sub ? n - s : sub;                                              \
-        int has_nan;                                                                          \
-        T b = N##_range_best(x + s, m, is_min, &has_nan);                                     \
-        if (find_nan && has_nan) {                                                            \
-            *found_nan = 1;                                                                   \
-            *value = x[s];                                                                    \
-            return s + N##_find(x + s, m, best, 0, 1);                                        \
+    for (ptrdiff_t s0 = 0; s0 < full; s0 += per_super * G) {                                  \
+        ptrdiff_t s1 = full - s0 > per_super * G ? s0 + per_super * G : full;                 \
+        /* named tracks (not arrays), so that they stay in registers */                      \
+        N##_av zero = {0}, b0 = zero + worst, b1 = b0, b2 = b0, b3 = b0;                      \
+        N##_ab g0 = {0}, g1 = g0, g2 = g0, g3 = g0, g = g0, nan = g0;                          \
+        for (ptrdiff_t s = s0; s < s1; s += G) {                                              \
+            N##_av v0 = *(const N##_au*)(x + s), v1 = *(const N##_au*)(x + s + N##_AL);       \
+            N##_av v2 = *(const N##_au*)(x + s + 2 * N##_AL), v3 = *(const N##_au*)(x + s + 3 * N##_AL); \
+            N##_track(v0, &b0, &g0, g, is_min, last);                                         \
+            N##_track(v1, &b1, &g1, g, is_min, last);                                         \
+            N##_track(v2, &b2, &g2, g, is_min, last);                                         \
+            N##_track(v3, &b3, &g3, g, is_min, last);                                         \
+            if (find_nan) nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);           \
+            g += 1;                                                                           \
         }                                                                                     \
-        if (N##_better(b, best, is_min) || (last && b == best)) { best = b; where = s; len = m; } \
+        if (find_nan && N##_any(nan)) {  /* no NaN before s0 */                               \
+            *found_nan = 1;                                                                   \
+            *value = x[s0];                                                                   \
+            return s0 + N##_find(x + s0, s1 - s0, worst, 0, 1);                               \
+        }                                                                                     \
+        /* fold: tracks merged (a tie keeps the earlier or later group),                      \
+         * then the lanes: the best value M, then its first (last) group */                   \
+        N##_merge(&b0, &g0, b1, g1, is_min, last);                                            \
+        N##_merge(&b2, &g2, b3, g3, is_min, last);                                            \
+        N##_merge(&b0, &g0, b2, g2, is_min, last);                                            \
+        T m = worst;                                                                          \
+        for (int l = 0; l < N##_AL; l++) if (N##_better(b0[l], m, is_min)) m = b0[l];     \
+        ptrdiff_t k = -1;                                                                     \
+        for (int l = 0; l < N##_AL; l++)                                                      \
+            if (b0[l] == m && (k < 0 || (last ? g0[l] > k : g0[l] < k))) k = g0[l]; \
+        if (N##_better(m, best, is_min) || (last && m == best)) {                             \
+            best = m; where = s0 + k * G; wlen = G;                                           \
+        }                                                                                     \
+    }                                                                                         \
+    for (ptrdiff_t i = full; i < n; i++) {                                                    \
+        if (find_nan && x[i] != x[i]) { *found_nan = 1; *value = x[i]; return i; }            \
+        if (N##_better(x[i], best, is_min) || (last && x[i] == best)) {                       \
+            best = x[i]; where = i; wlen = 1;                                                 \
+        }                                                                                     \
     }                                                                                         \
     *value = best;                                                                            \
-    if (best == worst)  /* an all-NaN sub-block may have tied: search everything */           \
+    if (best == worst)  /* a lane of NaN only may have tied: search everything */            \
         return N##_find(x, n, best, last, 0);                                                 \
-    return where + N##_find(x + where, len, best, last, 0);                                   \
+    return where + N##_find(x + where, wlen, best, last, 0);                                  \
+}                                                                                             \
+                                                                                              \
+/* The scan of x[0..n) with NaN ignored: returns the winner's index (-1 when                  \
+ * every element is NaN) and stores its value. With find_nan, a NaN anywhere                  \
+ * ends the scan: *found_nan = 1 and the first NaN's index is returned.                       \
+ * Each flag combination is its own loop. */                                                  \
+static inline ptrdiff_t normops_argscan_##N(const T* x, ptrdiff_t n, int is_min, int last,    \
+                                            int find_nan, T* value, int* found_nan) {         \
+    switch ((is_min ? 4 : 0) + (last ? 2 : 0) + (find_nan ? 1 : 0)) {                         \
+    case 0: return N##_scan(x, n, 0, 0, 0, value, found_nan);                                 \
+    case 1: return N##_scan(x, n, 0, 0, 1, value, found_nan);                                 \
+    case 2: return N##_scan(x, n, 0, 1, 0, value, found_nan);                                 \
+    case 3: return N##_scan(x, n, 0, 1, 1, value, found_nan);                                 \
+    case 4: return N##_scan(x, n, 1, 0, 0, value, found_nan);                                 \
+    case 5: return N##_scan(x, n, 1, 0, 1, value, found_nan);                                 \
+    case 6: return N##_scan(x, n, 1, 1, 0, value, found_nan);                                 \
+    default: return N##_scan(x, n, 1, 1, 1, value, found_nan);                                \
+    }                                                                                         \
 }
 
 NORMOPS_DEFINE_ARGSCAN(float, f32, int32_t, -__builtin_inff(), __builtin_inff())
