@@ -208,13 +208,20 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
 
 # ------------------------------------------------------------------ CumSum
 
-cdef inline cumT cum_canonical(cumT v) noexcept nogil:
-    """Floats: any NaN becomes the canonical quiet NaN (its payload would
-    depend on the operand order the compiler picked); integers as they are."""
+cdef inline bint cum_is_nan(cumT v) noexcept nogil:
     if cumT is float or cumT is double:
-        return canonical(v, True)
+        return v != v
     else:
-        return v
+        return False
+
+
+cdef inline void cum_canonicalize(cumT* y, Py_ssize_t stride, Py_ssize_t n) noexcept nogil:
+    """Every NaN of y[k * stride], k < n, becomes the canonical quiet NaN
+    (its payload would depend on the operand order the compiler picked)."""
+    cdef Py_ssize_t k
+    if cumT is float or cumT is double:
+        for k in range(n):
+            y[k * stride] = canonical(y[k * stride], True)
 
 
 cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint exclusive,
@@ -222,7 +229,9 @@ cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint
     """count (1..CUM_SIDE_BY_SIDE) neighbouring contiguous lines of n >= 1
     terms, side by side: each line is its own sequential chain of additions
     in accumulation order. Inclusive: acc = x[p0], then acc + x[p_k];
-    exclusive: acc = 0, then acc + x[p_(k-1)]."""
+    exclusive: acc = 0, then acc + x[p_(k-1)]. A NaN sum stays NaN to the
+    end of its line, so a line whose last sum is not NaN holds no NaN and
+    only the others are canonicalised, afterwards."""
     cdef cumT acc[CUM_SIDE_BY_SIDE]
     cdef Py_ssize_t step = -1 if reverse else 1
     cdef Py_ssize_t p = n - 1 if reverse else 0
@@ -230,40 +239,59 @@ cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint
     cdef int g
     for g in range(count):
         acc[g] = 0 if exclusive else x[g * n + p]
-        y[g * n + p] = cum_canonical(acc[g])
+        y[g * n + p] = acc[g]
     for k in range(1, n):
         p += step
         for g in range(count):
             acc[g] = acc[g] + x[g * n + p - lag]
-            y[g * n + p] = cum_canonical(acc[g])
+            y[g * n + p] = acc[g]
+    for g in range(count):
+        if cum_is_nan(acc[g]):
+            cum_canonicalize(y + g * n, 1, n)
+
+
+cdef inline void cum_line_range(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t r0, Py_ssize_t r1,
+                                bint exclusive, bint reverse) noexcept nogil:
+    """Lines r0..r1: whole groups side by side (a constant count, so the
+    accumulators stay in registers), then the rest one by one."""
+    cdef Py_ssize_t r = r0
+    while r + CUM_SIDE_BY_SIDE <= r1:
+        cum_lines(x + r * n, y + r * n, n, CUM_SIDE_BY_SIDE, exclusive, reverse)
+        r += CUM_SIDE_BY_SIDE
+    while r < r1:
+        cum_lines(x + r * n, y + r * n, n, 1, exclusive, reverse)
+        r += 1
 
 
 cdef inline void cum_tile(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t inner, Py_ssize_t w,
                           bint exclusive, bint reverse) noexcept nogil:
     """Column layout: w neighbouring lines x[i * inner + j] as contiguous
-    vectors; the previous output row is the running sum (a canonical NaN
-    stays NaN, every other value is the sum itself)."""
+    vectors; the previous output row is the running sum. Lines whose last
+    sum is NaN are canonicalised afterwards (see cum_lines)."""
     cdef Py_ssize_t step = -1 if reverse else 1
     cdef Py_ssize_t p = n - 1 if reverse else 0
     cdef Py_ssize_t lag = step if exclusive else 0, k, j
+    cdef cumT* first = y + p * inner
     cdef cumT* prev
-    cdef cumT* cur
+    cdef cumT* cur = first
     cdef const cumT* src
-    cur = y + p * inner
     for j in range(w):
-        cur[j] = 0 if exclusive else cum_canonical(x[p * inner + j])
+        cur[j] = 0 if exclusive else x[p * inner + j]
     for k in range(1, n):
         prev = cur
         p += step
         cur = y + p * inner
         src = x + (p - lag) * inner
         for j in range(w):
-            cur[j] = cum_canonical(prev[j] + src[j])
+            cur[j] = prev[j] + src[j]
+    for j in range(w):
+        if cum_is_nan(cur[j]):
+            cum_canonicalize(first + j, step * inner, n)
 
 
 cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
                   bint exclusive, bint reverse, int n_threads) noexcept nogil:
-    cdef Py_ssize_t tiles, units, per_chunk, chunks, c, u, r, j0, o, end
+    cdef Py_ssize_t tiles, units, per_chunk, chunks, c, u, j0, o
     cdef int threads
     if inner == 1:
         # chunks hold whole groups of lines side by side
@@ -272,18 +300,10 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         chunks = (outer + per_chunk - 1) // per_chunk
         threads = threads_for(n_threads, chunks, outer * n)
         if threads <= 1:
-            r = 0
-            while r < outer:
-                cum_lines(x + r * n, y + r * n, n, <int>min(CUM_SIDE_BY_SIDE, outer - r), exclusive, reverse)
-                r += CUM_SIDE_BY_SIDE
+            cum_line_range(x, y, n, 0, outer, exclusive, reverse)
         else:
             for c in prange(chunks, schedule="static", num_threads=threads):
-                end = min((c + 1) * per_chunk, outer)
-                r = c * per_chunk
-                while r < end:
-                    cum_lines(x + r * n, y + r * n, n, <int>min(CUM_SIDE_BY_SIDE, end - r),
-                              exclusive, reverse)
-                    r = r + CUM_SIDE_BY_SIDE
+                cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse)
         return
     tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     units = outer * tiles
