@@ -48,7 +48,8 @@ ctypedef fused cumT:
 # Elements one chunk reads: max(1, 32768 // work) units (the reductions' rule).
 cdef Py_ssize_t ARGCUM_CHUNK_ELEMENTS = 32768
 # Outputs (ArgMax) or lines (CumSum) side by side in the column layout.
-cdef Py_ssize_t COLUMN_TILE = 256
+cdef enum:
+    COLUMN_TILE = 512
 # decisions.md §6: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
 cdef Py_ssize_t LONG_SEQUENCE = 1 << 20
 cdef Py_ssize_t LONG_BLOCK = 1 << 16
@@ -131,18 +132,23 @@ cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint 
     return best_b * LONG_BLOCK + index[best_b]
 
 
-cdef inline void arg_tile(const argT* x, int64_t* out, Py_ssize_t n, Py_ssize_t inner,
-                          Py_ssize_t w, bint is_min, bint last, bint find_nan) noexcept nogil:
-    """Column layout: out[j] for the w neighbouring sequences x[i * inner + j],
-    i < n (n >= 1), scanned side by side with the running best in a tile."""
-    cdef argT best[256]  # COLUMN_TILE
+ctypedef fused indexT:
+    int32_t
+    int64_t
+
+
+cdef inline void arg_tile_scan(const argT* x, indexT* index, argT* best, Py_ssize_t n,
+                               Py_ssize_t inner, Py_ssize_t w, bint is_min, bint last,
+                               bint find_nan) noexcept nogil:
+    """The w neighbouring sequences x[i * inner + j], i < n (n >= 1), scanned
+    side by side: best[j] and index[j] hold each one's running winner."""
     cdef argT v, b
     cdef Py_ssize_t i, j
     cdef bint take
     cdef const argT* row
     for j in range(w):
         best[j] = x[j]
-        out[j] = 0
+        index[j] = 0
     for i in range(1, n):
         row = x + i * inner
         for j in range(w):
@@ -155,7 +161,23 @@ cdef inline void arg_tile(const argT* x, int64_t* out, Py_ssize_t n, Py_ssize_t 
             if find_nan:  # NumPy's rule: the first NaN wins
                 take = take | (is_nan(v) & (not is_nan(b)))
             best[j] = v if take else b
-            out[j] = i if take else out[j]
+            index[j] = <indexT>i if take else index[j]
+
+
+cdef inline void arg_tile(const argT* x, int64_t* out, Py_ssize_t n, Py_ssize_t inner,
+                          Py_ssize_t w, bint is_min, bint last, bint find_nan) noexcept nogil:
+    """Column layout: out[j] for w <= COLUMN_TILE neighbouring sequences.
+    Indices are counted in 32 bits when they fit, so that they share the
+    vector lanes of 32-bit data."""
+    cdef argT best[COLUMN_TILE]
+    cdef int32_t index[COLUMN_TILE]
+    cdef Py_ssize_t j
+    if n > 2147483647:
+        arg_tile_scan(x, out, best, n, inner, w, is_min, last, find_nan)
+        return
+    arg_tile_scan(x, &index[0], best, n, inner, w, is_min, last, find_nan)
+    for j in range(w):
+        out[j] = index[j]
 
 
 cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
