@@ -106,6 +106,32 @@ def test_arg_rows_around_vector_and_sub_block_edges(n):
                 assert got.tolist() == [scan(r, op == "ArgMin", last) for r in x]
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16], ids=str)
+def test_narrow_integers_across_super_blocks(dtype):
+    """Narrow integers count groups in their own lane width: long rows are
+    cut into super-blocks (at most 127 groups for 8-bit lanes), combined in
+    order. Winners and ties placed in different super-blocks, every ISA."""
+    rng = np.random.default_rng(13)
+    info = np.iinfo(dtype)
+    n = 150_000
+    rows = np.stack([rng.integers(info.min + 1, info.max, n, dtype=dtype, endpoint=False) for _ in range(6)])
+    rows[0, [40_000, 120_000]] = info.max            # ties far apart
+    rows[1, [5, 149_999]] = info.max                 # first and last element
+    rows[2, 70_000] = info.max
+    rows[3] = info.min                               # all equal: first / last index
+    rows[4, 33_000:] = info.max                      # long run of ties
+    rows[5, [100, 140_000]] = info.min               # ArgMin ties
+    for level in isa.available_levels():
+        with isa.use(level):
+            for op in ARG_OPS:
+                for last in (0, 1):
+                    got = normops.run(op, [rows], {"axis": 1, "keepdims": 0, "select_last_index": last})[0]
+                    m = rows.min(1) if op == "ArgMin" else rows.max(1)
+                    hit = rows == m[:, None]
+                    want = (n - 1 - np.argmax(hit[:, ::-1], 1)) if last else np.argmax(hit, 1)
+                    assert got.tolist() == want.tolist(), (level, op, last)
+
+
 def test_arg_nan_and_special_rules():
     nan, inf = np.nan, np.inf
     x = np.array([[nan, 1, 5, 5], [1, nan, 5, 5], [nan, nan, nan, nan], [-0.0, 0.0, -0.0, -1],
