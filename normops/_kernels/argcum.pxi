@@ -50,6 +50,9 @@ cdef Py_ssize_t ARGCUM_CHUNK_ELEMENTS = 32768
 # Outputs (ArgMax) or lines (CumSum) side by side in the column layout.
 cdef enum:
     COLUMN_TILE = 512
+# CumSum needs no scratch per line (the previous output row is the running
+# sum), so its tiles are wider: longer contiguous runs (measured).
+cdef Py_ssize_t CUM_TILE = 4096
 # decisions.md §6: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
 cdef Py_ssize_t LONG_SEQUENCE = 1 << 20
 cdef Py_ssize_t LONG_BLOCK = 1 << 16
@@ -248,28 +251,55 @@ cdef inline void cum_canonicalize(cumT* y, Py_ssize_t stride, Py_ssize_t n) noex
 
 cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint exclusive,
                            bint reverse) noexcept nogil:
-    """count (1..CUM_SIDE_BY_SIDE) neighbouring contiguous lines of n >= 1
-    terms, side by side: each line is its own sequential chain of additions
-    in accumulation order. Inclusive: acc = x[p0], then acc + x[p_k];
-    exclusive: acc = 0, then acc + x[p_(k-1)]. A NaN sum stays NaN to the
-    end of its line, so a line whose last sum is not NaN holds no NaN and
-    only the others are canonicalised, afterwards."""
-    cdef cumT acc[CUM_SIDE_BY_SIDE]
+    """count (1 or CUM_SIDE_BY_SIDE = 4, a constant at each call site)
+    neighbouring contiguous lines of n >= 1 terms, side by side: each line
+    is its own sequential chain of additions in accumulation order, in a
+    named accumulator (kept in a register). Inclusive: acc = x[p0], then
+    acc + x[p_k]; exclusive: acc = 0, then acc + x[p_(k-1)]. A NaN sum stays
+    NaN to the end of its line, so a line whose last sum is not NaN holds
+    no NaN, and only the others are canonicalised, afterwards."""
     cdef Py_ssize_t step = -1 if reverse else 1
     cdef Py_ssize_t p = n - 1 if reverse else 0
-    cdef Py_ssize_t lag = step if exclusive else 0, k
-    cdef int g
-    for g in range(count):
-        acc[g] = 0 if exclusive else x[g * n + p]
-        y[g * n + p] = acc[g]
+    cdef Py_ssize_t lag = step if exclusive else 0, k, q
+    cdef const cumT* x1 = x + n
+    cdef const cumT* x2 = x + 2 * n
+    cdef const cumT* x3 = x + 3 * n
+    cdef cumT* y1 = y + n
+    cdef cumT* y2 = y + 2 * n
+    cdef cumT* y3 = y + 3 * n
+    cdef cumT a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    if not exclusive:
+        a0 = x[p]
+        if count == 4:
+            a1 = x1[p]
+            a2 = x2[p]
+            a3 = x3[p]
+    y[p] = a0
+    if count == 4:
+        y1[p] = a1
+        y2[p] = a2
+        y3[p] = a3
     for k in range(1, n):
         p += step
-        for g in range(count):
-            acc[g] = acc[g] + x[g * n + p - lag]
-            y[g * n + p] = acc[g]
-    for g in range(count):
-        if cum_is_nan(acc[g]):
-            cum_canonicalize(y + g * n, 1, n)
+        q = p - lag
+        a0 = a0 + x[q]
+        y[p] = a0
+        if count == 4:
+            a1 = a1 + x1[q]
+            y1[p] = a1
+            a2 = a2 + x2[q]
+            y2[p] = a2
+            a3 = a3 + x3[q]
+            y3[p] = a3
+    if cum_is_nan(a0):
+        cum_canonicalize(y, 1, n)
+    if count == 4:
+        if cum_is_nan(a1):
+            cum_canonicalize(y1, 1, n)
+        if cum_is_nan(a2):
+            cum_canonicalize(y2, 1, n)
+        if cum_is_nan(a3):
+            cum_canonicalize(y3, 1, n)
 
 
 cdef inline void cum_line_range(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t r0, Py_ssize_t r1,
@@ -327,24 +357,24 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
             for c in prange(chunks, schedule="static", num_threads=threads):
                 cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse)
         return
-    tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
+    tiles = (inner + CUM_TILE - 1) // CUM_TILE
     units = outer * tiles
-    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * min(inner, COLUMN_TILE)))
+    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * min(inner, CUM_TILE)))
     chunks = (units + per_chunk - 1) // per_chunk
     threads = threads_for(n_threads, chunks, outer * n * inner)
     if threads <= 1:
         for u in range(units):
             o = u // tiles
-            j0 = (u % tiles) * COLUMN_TILE
+            j0 = (u % tiles) * CUM_TILE
             cum_tile(x + o * n * inner + j0, y + o * n * inner + j0, n, inner,
-                     min(COLUMN_TILE, inner - j0), exclusive, reverse)
+                     min(CUM_TILE, inner - j0), exclusive, reverse)
     else:
         for c in prange(chunks, schedule="static", num_threads=threads):
             for u in range(c * per_chunk, min((c + 1) * per_chunk, units)):
                 o = u // tiles
-                j0 = (u % tiles) * COLUMN_TILE
+                j0 = (u % tiles) * CUM_TILE
                 cum_tile(x + o * n * inner + j0, y + o * n * inner + j0, n, inner,
-                         min(COLUMN_TILE, inner - j0), exclusive, reverse)
+                         min(CUM_TILE, inner - j0), exclusive, reverse)
 
 
 # ------------------------------------------------------------ entry points
