@@ -308,6 +308,7 @@ def test_cumsum_narrow_types_round_each_output_once(dtype):
                                         ((70001,), 0)])
 def test_cumsum_threads_and_isa_levels(shape, axis):
     rng = np.random.default_rng(7)
+    old = isa.kernels.set_serial_threshold(0)
     try:
         for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64)):
             x = data(rng, shape, dtype)
@@ -321,7 +322,7 @@ def test_cumsum_threads_and_isa_levels(shape, axis):
                             same_bits(normops.run("CumSum", [x, np.int64(axis)], attrs, n_threads=t)[0], want)
     finally:
         for level in isa.available_levels():
-            isa.load(level).set_serial_threshold(32768)
+            isa.load(level).set_serial_threshold(old)
 
 
 def test_cumsum_axis_input():
