@@ -28,6 +28,33 @@
 
 /* T: element type; N: prefix of its names; I: same-size signed integer;
  * WORST_MAX / WORST_MIN: the value every element beats or ties (ArgMax / ArgMin). */
+/* AVX-512, float32/float64: the compare yields a mask register and the two
+ * blends use it directly (gcc turns the generic bit operations into a
+ * mask -> vector -> mask round trip and two xors per blend). Same
+ * comparisons, so the same lanes; evaluates to 1 when it did the update. */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define NORMOPS_CMP512(SUF, a, b, is_min, last)                                              \
+    ((is_min) ? ((last) ? _mm512_cmp_##SUF##_mask(a, b, _CMP_LE_OQ) : _mm512_cmp_##SUF##_mask(a, b, _CMP_LT_OQ)) \
+              : ((last) ? _mm512_cmp_##SUF##_mask(a, b, _CMP_GE_OQ) : _mm512_cmp_##SUF##_mask(a, b, _CMP_GT_OQ)))
+#define NORMOPS_MASKED_TRACK(T, v, best, group, g, is_min, last) __extension__ ({             \
+    int _done = 0;                                                                            \
+    if (__builtin_types_compatible_p(T, float)) {                                             \
+        __mmask16 _k = NORMOPS_CMP512(ps, (__m512)(v), (__m512)*(best), is_min, last);       \
+        *(best) = (__typeof__(*(best)))_mm512_mask_blend_ps(_k, (__m512)*(best), (__m512)(v)); \
+        *(group) = (__typeof__(*(group)))_mm512_mask_blend_epi32(_k, (__m512i)*(group), (__m512i)(g)); \
+        _done = 1;                                                                            \
+    } else if (__builtin_types_compatible_p(T, double)) {                                     \
+        __mmask8 _k = NORMOPS_CMP512(pd, (__m512d)(v), (__m512d)*(best), is_min, last);      \
+        *(best) = (__typeof__(*(best)))_mm512_mask_blend_pd(_k, (__m512d)*(best), (__m512d)(v)); \
+        *(group) = (__typeof__(*(group)))_mm512_mask_blend_epi64(_k, (__m512i)*(group), (__m512i)(g)); \
+        _done = 1;                                                                            \
+    }                                                                                         \
+    _done; })
+#else
+#define NORMOPS_MASKED_TRACK(T, v, best, group, g, is_min, last) 0
+#endif
+
 #define NORMOPS_DEFINE_ARGSCAN(T, N, I, WORST_MAX, WORST_MIN)                                  \
 typedef T N##_av __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                          \
 typedef I N##_ab __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                          \
@@ -70,6 +97,7 @@ NORMOPS_ALWAYS_INLINE ptrdiff_t N##_find(const T* x, ptrdiff_t n, T value, int l
 /* One lane track: the lane's best value and the group where it was taken. */                 \
 NORMOPS_ALWAYS_INLINE void N##_track(N##_av v, N##_av* best, N##_ab* group, N##_ab g,          \
                                      int is_min, int last) {                                  \
+    if (NORMOPS_MASKED_TRACK(T, v, best, group, g, is_min, last)) return;                     \
     N##_ab take = is_min ? (v < *best) : (v > *best);                                         \
     if (last) take |= v == *best;                                                             \
     *best = (N##_av)(((N##_ab)v & take) | ((N##_ab)*best & ~take));                           \
