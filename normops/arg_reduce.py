@@ -143,8 +143,10 @@ def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
     if kernel_dtype(a.dtype) is None:
         raise UnsupportedError(f"{name}: input 'a' has dtype {a.dtype}, which normops does not serve "
                                f"(floating, integer and bool arrays only)")
-    if not isinstance(keepdims, (bool, np.bool_)):
-        raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}")
+    try:
+        keepdims = bool(keepdims)  # NumPy takes any truth value
+    except Exception:  # noqa: BLE001 - e.g. an array of several elements
+        raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}") from None
     n_threads = _config.kernel_threads(n_threads, name)
     ndim = a.ndim
     if axis is None or ndim == 0:

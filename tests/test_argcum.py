@@ -359,6 +359,7 @@ def test_numpy_style_argmax_argmin_equal_numpy(dtype):
         out = np.empty((4, 6), np.intp)
         assert ours(x, 1, out) is out and np.array_equal(out, theirs(x, 1))
     assert normops.argmax(np.float32(3)) == 0 and normops.argmax(np.float32(3), axis=0) == 0
+    assert normops.argmin(x, axis=1, keepdims=1).shape == np.argmin(x, axis=1, keepdims=1).shape
 
 
 def test_numpy_style_arg_errors():
