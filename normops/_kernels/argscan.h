@@ -104,6 +104,19 @@ NORMOPS_ALWAYS_INLINE void N##_track(N##_av v, N##_av* best, N##_ab* group, N##_
     *group = (g & take) | (*group & ~take);                                                   \
 }                                                                                             \
                                                                                               \
+/* One group of 4 vectors into the four tracks. */                                           \
+NORMOPS_ALWAYS_INLINE void N##_group(const T* x, N##_av* b0, N##_av* b1, N##_av* b2, N##_av* b3, \
+                                     N##_ab* g0, N##_ab* g1, N##_ab* g2, N##_ab* g3, N##_ab g,  \
+                                     N##_ab* nan, int is_min, int last, int find_nan) {       \
+    N##_av v0 = *(const N##_au*)x, v1 = *(const N##_au*)(x + N##_AL);                         \
+    N##_av v2 = *(const N##_au*)(x + 2 * N##_AL), v3 = *(const N##_au*)(x + 3 * N##_AL);      \
+    N##_track(v0, b0, g0, g, is_min, last);                                                   \
+    N##_track(v1, b1, g1, g, is_min, last);                                                   \
+    N##_track(v2, b2, g2, g, is_min, last);                                                   \
+    N##_track(v3, b3, g3, g, is_min, last);                                                   \
+    if (find_nan) *nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);                  \
+}                                                                                             \
+                                                                                              \
 /* Two tracks of the same lanes merged: a tie keeps the earlier (later) group. */            \
 NORMOPS_ALWAYS_INLINE void N##_merge(N##_av* best, N##_ab* group, N##_av b, N##_ab g,          \
                                      int is_min, int last) {                                  \
@@ -128,19 +141,22 @@ NORMOPS_ALWAYS_INLINE ptrdiff_t N##_scan(const T* x, ptrdiff_t n, int is_min, in
         N##_av zero = {0}, b0 = zero + worst, b1 = b0, b2 = b0, b3 = b0;                      \
         N##_ab g0 = {0}, g1 = g0, g2 = g0, g3 = g0, g = g0, nan = g0;                          \
         for (ptrdiff_t s = s0; s < s1; s += G) {                                              \
-            N##_av v0 = *(const N##_au*)(x + s), v1 = *(const N##_au*)(x + s + N##_AL);       \
-            N##_av v2 = *(const N##_au*)(x + s + 2 * N##_AL), v3 = *(const N##_au*)(x + s + 3 * N##_AL); \
-            N##_track(v0, &b0, &g0, g, is_min, last);                                         \
-            N##_track(v1, &b1, &g1, g, is_min, last);                                         \
-            N##_track(v2, &b2, &g2, g, is_min, last);                                         \
-            N##_track(v3, &b3, &g3, g, is_min, last);                                         \
-            if (find_nan) nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);           \
+            N##_group(x + s, &b0, &b1, &b2, &b3, &g0, &g1, &g2, &g3, g, &nan, is_min, last, find_nan); \
             g += 1;                                                                           \
+        }                                                                                     \
+        /* the last few elements: the group that ends the sequence, overlapping                \
+         * the one before (an element seen twice cannot move a first winner to a               \
+         * later group, and a last winner inside the suffix is in it) */                       \
+        ptrdiff_t groups = (s1 - s0) / G, end = s1;                                           \
+        int suffix = s1 == full && full < n;                                                  \
+        if (suffix) {                                                                         \
+            N##_group(x + n - G, &b0, &b1, &b2, &b3, &g0, &g1, &g2, &g3, g, &nan, is_min, last, find_nan); \
+            end = n;                                                                          \
         }                                                                                     \
         if (find_nan && N##_any(nan)) {  /* no NaN before s0 */                               \
             *found_nan = 1;                                                                   \
             *value = x[s0];                                                                   \
-            return s0 + N##_find(x + s0, s1 - s0, worst, 0, 1);                               \
+            return s0 + N##_find(x + s0, end - s0, worst, 0, 1);                              \
         }                                                                                     \
         /* fold: tracks merged (a tie keeps the earlier or later group),                      \
          * then the lanes: the best value M, then its first (last) group */                   \
@@ -153,10 +169,10 @@ NORMOPS_ALWAYS_INLINE ptrdiff_t N##_scan(const T* x, ptrdiff_t n, int is_min, in
         for (int l = 0; l < N##_AL; l++)                                                      \
             if (b0[l] == m && (k < 0 || (last ? g0[l] > k : g0[l] < k))) k = g0[l]; \
         if (N##_better(m, best, is_min) || (last && m == best)) {                             \
-            best = m; where = s0 + k * G; wlen = G;                                           \
+            best = m; where = (suffix && k == groups) ? n - G : s0 + k * G; wlen = G;         \
         }                                                                                     \
     }                                                                                         \
-    for (ptrdiff_t i = full; i < n; i++) {                                                    \
+    for (ptrdiff_t i = full > 0 ? n : 0; i < n; i++) {  /* shorter than one group */       \
         if (find_nan && x[i] != x[i]) { *found_nan = 1; *value = x[i]; return i; }            \
         if (N##_better(x[i], best, is_min) || (last && x[i] == best)) {                       \
             best = x[i]; where = i; wlen = 1;                                                 \
