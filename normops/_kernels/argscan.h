@@ -11,7 +11,10 @@
  * its best value and the number of the group it came from (NaN never
  * replaces a lane: comparisons with NaN are false; a tie replaces it with
  * select_last_index). Folding the lanes gives M and the first (last) group
- * holding it, and only that group is searched for x == M. Narrow integer
+ * holding it, and only that group is searched for x == M. Elements after
+ * the last whole group are read as one more group ending the sequence,
+ * overlapping the one before (seeing an element twice moves neither a
+ * first nor a last winner out of the group that holds it). Narrow integer
  * types count groups in lanes of their own width, so their sequences are
  * cut into super-blocks of at most 127 (32767) groups, combined in order
  * like the scan combines elements. When M is the type's "worst" value
