@@ -71,6 +71,22 @@ def arg_check(op, x, attrs, opset=13, **kw):
     return got
 
 
+def same_everywhere(op, inputs, attrs):
+    """The specification's bits on every ISA level and thread count, with
+    the serial threshold off so that small inputs take the parallel path."""
+    want = normops.reference.run(op, inputs, attrs)[0]
+    old = isa.kernels.set_serial_threshold(0)
+    try:
+        for level in isa.available_levels():
+            with isa.use(level):
+                isa.kernels.set_serial_threshold(0)
+                for t in (1, 2, 3, 8):
+                    same_bits(normops.run(op, inputs, attrs, n_threads=t)[0], want)
+    finally:
+        for level in isa.available_levels():
+            isa.load(level).set_serial_threshold(old)
+
+
 # ------------------------------------------------------------ ArgMax/ArgMin
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS, ids=str)
@@ -228,21 +244,10 @@ def test_long_sequences_threads_and_isa_levels(dtype):
 @pytest.mark.parametrize("shape,axis", [((300, 333), 1), ((300, 333), 0), ((40, 50, 60), 1), ((3, 70000), 1)])
 def test_arg_threads_and_isa_levels(shape, axis):
     rng = np.random.default_rng(4)
-    old = isa.kernels.set_serial_threshold(0)
-    try:
-        for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint8)):
-            x = data(rng, shape, dtype)
-            for op in ARG_OPS:
-                attrs = {"axis": axis, "select_last_index": 1}
-                want = normops.reference.run(op, [x], attrs)[0]
-                for level in isa.available_levels():
-                    with isa.use(level):
-                        isa.kernels.set_serial_threshold(0)
-                        for t in (1, 2, 3, 8):
-                            same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
-    finally:
-        for level in isa.available_levels():
-            isa.load(level).set_serial_threshold(old)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint8)):
+        x = data(rng, shape, dtype)
+        for op in ARG_OPS:
+            same_everywhere(op, [x], {"axis": axis, "select_last_index": 1})
 
 
 # ------------------------------------------------------------------ CumSum
@@ -312,21 +317,10 @@ def test_cumsum_narrow_types_round_each_output_once(dtype):
                                         ((70001,), 0)])
 def test_cumsum_threads_and_isa_levels(shape, axis):
     rng = np.random.default_rng(7)
-    old = isa.kernels.set_serial_threshold(0)
-    try:
-        for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64)):
-            x = data(rng, shape, dtype)
-            for exclusive, reverse in ((0, 0), (1, 1)):
-                attrs = {"exclusive": exclusive, "reverse": reverse}
-                want = normops.reference.run("CumSum", [x, np.int64(axis)], attrs)[0]
-                for level in isa.available_levels():
-                    with isa.use(level):
-                        isa.kernels.set_serial_threshold(0)
-                        for t in (1, 2, 3, 8):
-                            same_bits(normops.run("CumSum", [x, np.int64(axis)], attrs, n_threads=t)[0], want)
-    finally:
-        for level in isa.available_levels():
-            isa.load(level).set_serial_threshold(old)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64)):
+        x = data(rng, shape, dtype)
+        for exclusive, reverse in ((0, 0), (1, 1)):
+            same_everywhere("CumSum", [x, np.int64(axis)], {"exclusive": exclusive, "reverse": reverse})
 
 
 def test_cumsum_axis_input():
