@@ -24,6 +24,8 @@ from .reduction import (
     reduce_prod, reduce_sum, reduce_sum_square,
 )
 from .numpy_reductions import amax, amin, logsumexp, max, mean, min, prod, sum  # noqa: A004
+from .arg_reduce import argmax, argmin
+from .cumulative import cumsum
 from . import ops, reference  # noqa: E402  (needs the operators registered above)
 
 __all__ = [
@@ -42,4 +44,5 @@ __all__ = [
     # __all__ on purpose: `from normops import *` must not shadow the builtins.
     "mean", "amax", "amin", "prod", "logsumexp",
     "mean_variance_normalization", "lp_normalization",
+    "argmax", "argmin", "cumsum",
 ]

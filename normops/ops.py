@@ -8,6 +8,8 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 """
 from .activation import sigmoid
 from .channel_normalization import batch_normalization, group_normalization, instance_normalization
+from .arg_reduce import arg_max, arg_min
+from .cumulative import cum_sum
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .row_divide import lp_normalization, mean_variance_normalization
 from .reduction import (
@@ -23,4 +25,5 @@ __all__ = [
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
     "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
     "mean_variance_normalization", "lp_normalization",
+    "arg_max", "arg_min", "cum_sum",
 ]

@@ -51,6 +51,7 @@ include "rowdivide.pxi"
 include "transcendental.pxi"
 include "softmax.pxi"
 include "reduce.pxi"
+include "argcum.pxi"
 
 
 # ----------------------------------------------------------------- checks

@@ -531,6 +531,61 @@ register(row_divide_case("MeanVarianceNormalization", (8, 64, 32, 32), {"axes": 
 register(row_divide_case("MeanVarianceNormalization", (32, 64, 1024), {"axes": (2,)}))
 register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 1, "p": 2}))
 register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 0, "p": 1}))
+# ------------------------------------------------ ArgMax, ArgMin, CumSum
+
+def _np_arg(fn):
+    def run(inputs, attributes, acc=np.float32):
+        return fn(inputs[0], axis=attributes["axis"], keepdims=bool(attributes["keepdims"]))
+    return run
+
+
+def _torch_arg(name):
+    def run(torch, tensors, attributes):
+        return getattr(torch, name)(tensors[0], dim=attributes["axis"], keepdim=bool(attributes["keepdims"]))
+    return run
+
+
+def _np_cumsum(inputs, attributes, acc=np.float32):
+    return np.cumsum(inputs[0], axis=int(inputs[1]), dtype=inputs[0].dtype)
+
+
+def _torch_cumsum(torch, tensors, attributes):
+    return torch.cumsum(tensors[0], dim=int(tensors[1]))
+
+
+_ARGCUM_OPS = {
+    # op_type: (opset, normops function, numpy, torch)
+    "ArgMax": (13, "ops.arg_max", _np_arg(np.argmax), _torch_arg("argmax")),
+    "ArgMin": (13, "ops.arg_min", _np_arg(np.argmin), _torch_arg("argmin")),
+    "CumSum": (14, "ops.cum_sum", _np_cumsum, _torch_cumsum),
+}
+
+
+def argcum_case(op_type: str, shape: Sequence[int], axis: int,
+                dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) an ArgMax / ArgMin / CumSum case; CumSum's
+    axis is its second input (an initializer in the ONNX model)."""
+    opset, fn, np_fn, torch_fn = _ARGCUM_OPS[op_type]
+    shape = tuple(int(d) for d in shape)
+    cumsum = op_type == "CumSum"
+
+    def make(rng, dtype):
+        x = (rng.standard_normal(shape) * 3).astype(dtype)
+        return [x, np.array(axis, np.int64)] if cumsum else [x]
+
+    return Case(
+        name=f"{op_type}_{'x'.join(map(str, shape))}_axis{axis}",
+        op_type=op_type, opset=opset, shape=shape,
+        attributes={} if cumsum else {"axis": int(axis), "keepdims": 1},
+        dtypes=tuple(np.dtype(d).name for d in dtypes), make_inputs=make,
+        numpy_fn=np_fn, torch_fn=torch_fn, normops_fn=fn, width=shape[axis],
+        input_names=("x", "axis") if cumsum else ("data",),
+    )
+
+
+for _op in _ARGCUM_OPS:
+    for _shape, _axis in (((1024, 4096), -1), ((1024, 4096), 0), ((4194304,), 0), ((32, 1024, 128), 1)):
+        register(argcum_case(_op, _shape, _axis))
 
 #: The per-call overhead probe: a node so small that the time is the call.
 OVERHEAD_CASE = register(normalization_case("LayerNormalization", (1, 8), hidden=True))

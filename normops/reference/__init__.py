@@ -15,6 +15,10 @@ __all__ = ["run", "sum16", "canonical_nan", "layer_normalization", "rms_normaliz
            "mean_variance_normalization", "lp_normalization",
            "instance_normalization", "group_normalization", "batch_normalization"]
 
+from ._argcum import arg_reduce, cum_sum  # noqa: E402  (ArgMax, ArgMin, CumSum)
+
+__all__ += ["arg_reduce", "cum_sum"]
+
 
 def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n_threads=None):
     """Like ``normops.run``, through the executable specification.

@@ -1,0 +1,473 @@
+# ArgMax / ArgMin and CumSum (seed spec, "ArgMax, ArgMin" and "CumSum";
+# decisions.md §6 for chunks and long sequences).
+#
+# The front layer views the input as outer x n x inner (n: the extent of the
+# axis) in a native, C-contiguous array. inner == 1 is the row layout (each
+# sequence contiguous); otherwise the column layout: the inner outputs of one
+# outer index are contiguous and are processed side by side in tiles, one
+# pass over the data. Every output (ArgMax) or line (CumSum) is computed by
+# one thread from start to end, except ArgMax sequences of at least 2^20
+# terms, which are cut into blocks combined keeping the earliest winner:
+# the same index a single scan gives. Nothing else is combined across
+# chunks, so the thread count cannot change a result.
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+cdef extern from "argscan.h" nogil:
+    Py_ssize_t normops_argscan_f32(const float*, Py_ssize_t, int, int, int, float*, int*)
+    Py_ssize_t normops_argscan_f64(const double*, Py_ssize_t, int, int, int, double*, int*)
+    Py_ssize_t normops_argscan_i8(const int8_t*, Py_ssize_t, int, int, int, int8_t*, int*)
+    Py_ssize_t normops_argscan_i16(const int16_t*, Py_ssize_t, int, int, int, int16_t*, int*)
+    Py_ssize_t normops_argscan_i32(const int32_t*, Py_ssize_t, int, int, int, int32_t*, int*)
+    Py_ssize_t normops_argscan_i64(const int64_t*, Py_ssize_t, int, int, int, int64_t*, int*)
+    Py_ssize_t normops_argscan_u8(const uint8_t*, Py_ssize_t, int, int, int, uint8_t*, int*)
+    Py_ssize_t normops_argscan_u16(const uint16_t*, Py_ssize_t, int, int, int, uint16_t*, int*)
+    Py_ssize_t normops_argscan_u32(const uint32_t*, Py_ssize_t, int, int, int, uint32_t*, int*)
+    Py_ssize_t normops_argscan_u64(const uint64_t*, Py_ssize_t, int, int, int, uint64_t*, int*)
+
+ctypedef fused argT:
+    float
+    double
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+# CumSum adds floats, or integers modulo 2^k: signed integers come as their
+# unsigned view (the same bits, and no undefined signed overflow in C).
+ctypedef fused cumT:
+    float
+    double
+    uint32_t
+    uint64_t
+
+# Elements one chunk reads: max(1, 32768 // work) units (the reductions' rule).
+cdef Py_ssize_t ARGCUM_CHUNK_ELEMENTS = 32768
+# Outputs (ArgMax) or lines (CumSum) side by side in the column layout.
+cdef enum:
+    COLUMN_TILE = 512
+# CumSum needs no scratch per line (the previous output row is the running
+# sum), so its tiles are wider: longer contiguous runs (measured).
+cdef Py_ssize_t CUM_TILE = 4096
+# decisions.md §6: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
+cdef Py_ssize_t LONG_SEQUENCE = 1 << 20
+cdef Py_ssize_t LONG_BLOCK = 1 << 16
+# CumSum lines run this many side by side (independent addition chains).
+cdef enum:
+    CUM_SIDE_BY_SIDE = 4
+
+
+cdef inline bint is_nan(argT v) noexcept nogil:
+    if argT is float or argT is double:
+        return v != v
+    else:
+        return False
+
+
+cdef inline Py_ssize_t argscan(const argT* x, Py_ssize_t n, bint is_min, bint last, bint find_nan,
+                               argT* value, int* found_nan) noexcept nogil:
+    """The vectorised scan of argscan.h for argT (NaN ignored; see there)."""
+    if argT is float:
+        return normops_argscan_f32(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is double:
+        return normops_argscan_f64(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is int8_t:
+        return normops_argscan_i8(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is int16_t:
+        return normops_argscan_i16(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is int32_t:
+        return normops_argscan_i32(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is int64_t:
+        return normops_argscan_i64(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is uint8_t:
+        return normops_argscan_u8(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is uint16_t:
+        return normops_argscan_u16(x, n, is_min, last, find_nan, value, found_nan)
+    elif argT is uint32_t:
+        return normops_argscan_u32(x, n, is_min, last, find_nan, value, found_nan)
+    else:
+        return normops_argscan_u64(x, n, is_min, last, find_nan, value, found_nan)
+
+
+cdef inline int64_t arg_sequence(const argT* x, Py_ssize_t n, bint is_min, bint last,
+                                 bint find_nan) noexcept nogil:
+    """The index the scan gives for one contiguous sequence: 0 when it is
+    empty or starts with NaN (the first element is also the first NaN)."""
+    cdef argT value
+    cdef int found_nan
+    if n == 0 or is_nan(x[0]):
+        return 0
+    return argscan(x, n, is_min, last, find_nan, &value, &found_nan)
+
+
+cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint find_nan,
+                      int n_threads, argT* values, Py_ssize_t* index, int* nans) noexcept nogil:
+    """A sequence of at least LONG_SEQUENCE terms: blocks of LONG_BLOCK
+    scanned (on any threads), then combined in block order keeping the
+    earliest winner, which is the single scan's result. The scratch arrays
+    hold one entry per block."""
+    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK, b, best_b = -1
+    cdef int threads = threads_for(n_threads, blocks, n)
+    cdef argT best
+    if is_nan(x[0]):
+        return 0
+    if threads <= 1:
+        for b in range(blocks):
+            index[b] = argscan(x + b * LONG_BLOCK, min(LONG_BLOCK, n - b * LONG_BLOCK),
+                               is_min, last, find_nan, &values[b], &nans[b])
+    else:
+        for b in prange(blocks, schedule="static", num_threads=threads):
+            index[b] = argscan(x + b * LONG_BLOCK, min(LONG_BLOCK, n - b * LONG_BLOCK),
+                               is_min, last, find_nan, &values[b], &nans[b])
+    for b in range(blocks):
+        if nans[b]:  # find_nan only: no NaN in the blocks before
+            return b * LONG_BLOCK + index[b]
+        if index[b] < 0:  # all NaN: never a winner
+            continue
+        if (best_b < 0 or (values[b] < best if is_min else values[b] > best)
+                or (last and values[b] == best)):
+            best = values[b]
+            best_b = b
+    return best_b * LONG_BLOCK + index[best_b]
+
+
+ctypedef fused indexT:
+    int32_t
+    int64_t
+
+
+cdef inline void arg_tile_scan(const argT* x, indexT* index, argT* best, Py_ssize_t n,
+                               Py_ssize_t inner, Py_ssize_t w, bint is_min, bint last,
+                               bint find_nan) noexcept nogil:
+    """The w neighbouring sequences x[i * inner + j], i < n (n >= 1), scanned
+    side by side: best[j] and index[j] hold each one's running winner."""
+    cdef argT v, b
+    cdef Py_ssize_t i, j
+    cdef bint take
+    cdef const argT* row
+    for j in range(w):
+        best[j] = x[j]
+        index[j] = 0
+    for i in range(1, n):
+        row = x + i * inner
+        for j in range(w):
+            v = row[j]
+            b = best[j]
+            if is_min:
+                take = (v <= b) if last else (v < b)
+            else:
+                take = (v >= b) if last else (v > b)
+            if find_nan:  # NumPy's rule: the first NaN wins
+                take = take | (is_nan(v) & (not is_nan(b)))
+            best[j] = v if take else b
+            index[j] = <indexT>i if take else index[j]
+
+
+cdef inline void arg_tile(const argT* x, int64_t* out, Py_ssize_t n, Py_ssize_t inner,
+                          Py_ssize_t w, bint is_min, bint last, bint find_nan) noexcept nogil:
+    """Column layout: out[j] for w <= COLUMN_TILE neighbouring sequences.
+    Indices are counted in 32 bits when they fit, so that they share the
+    vector lanes of 32-bit data."""
+    cdef argT best[COLUMN_TILE]
+    cdef int32_t index[COLUMN_TILE]
+    cdef Py_ssize_t j
+    if n > 2147483647:
+        arg_tile_scan(x, out, best, n, inner, w, is_min, last, find_nan)
+        return
+    arg_tile_scan(x, &index[0], best, n, inner, w, is_min, last, find_nan)
+    for j in range(w):
+        out[j] = index[j]
+
+
+cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                  bint is_min, bint last, bint find_nan, int n_threads,
+                  void* scratch) noexcept nogil:
+    cdef Py_ssize_t tiles, units, per_chunk, chunks, c, u, r, j0, o
+    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef int threads
+    if n == 0:
+        for r in range(outer * inner):
+            out[r] = 0
+        return
+    if inner == 1 and n >= LONG_SEQUENCE:
+        for r in range(outer):
+            out[r] = arg_long(x + r * n, n, is_min, last, find_nan, n_threads, <argT*>scratch,
+                              <Py_ssize_t*>(<char*>scratch + 8 * blocks),
+                              <int*>(<char*>scratch + 16 * blocks))
+        return
+    if inner == 1:
+        per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
+        chunks = (outer + per_chunk - 1) // per_chunk
+        threads = threads_for(n_threads, chunks, outer * n)
+        if threads <= 1:
+            for r in range(outer):
+                out[r] = arg_sequence(x + r * n, n, is_min, last, find_nan)
+        else:
+            for c in prange(chunks, schedule="static", num_threads=threads):
+                for r in range(c * per_chunk, min((c + 1) * per_chunk, outer)):
+                    out[r] = arg_sequence(x + r * n, n, is_min, last, find_nan)
+        return
+    tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
+    units = outer * tiles
+    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * min(inner, COLUMN_TILE)))
+    chunks = (units + per_chunk - 1) // per_chunk
+    threads = threads_for(n_threads, chunks, outer * n * inner)
+    if threads <= 1:
+        for u in range(units):
+            o = u // tiles
+            j0 = (u % tiles) * COLUMN_TILE
+            arg_tile(x + o * n * inner + j0, out + o * inner + j0, n, inner,
+                     min(COLUMN_TILE, inner - j0), is_min, last, find_nan)
+    else:
+        for c in prange(chunks, schedule="static", num_threads=threads):
+            for u in range(c * per_chunk, min((c + 1) * per_chunk, units)):
+                o = u // tiles
+                j0 = (u % tiles) * COLUMN_TILE
+                arg_tile(x + o * n * inner + j0, out + o * inner + j0, n, inner,
+                         min(COLUMN_TILE, inner - j0), is_min, last, find_nan)
+
+
+# ------------------------------------------------------------------ CumSum
+
+cdef inline bint cum_is_nan(cumT v) noexcept nogil:
+    if cumT is float or cumT is double:
+        return v != v
+    else:
+        return False
+
+
+cdef inline void cum_canonicalize(cumT* y, Py_ssize_t stride, Py_ssize_t n) noexcept nogil:
+    """Every NaN of y[k * stride], k < n, becomes the canonical quiet NaN
+    (its payload would depend on the operand order the compiler picked)."""
+    cdef Py_ssize_t k
+    if cumT is float or cumT is double:
+        for k in range(n):
+            y[k * stride] = canonical(y[k * stride], True)
+
+
+cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint exclusive,
+                           bint reverse) noexcept nogil:
+    """count (1 or CUM_SIDE_BY_SIDE = 4, a constant at each call site)
+    neighbouring contiguous lines of n >= 1 terms, side by side: each line
+    is its own sequential chain of additions in accumulation order, in a
+    named accumulator (kept in a register). Inclusive: acc = x[p0], then
+    acc + x[p_k]; exclusive: acc = 0, then acc + x[p_(k-1)]. A NaN sum stays
+    NaN to the end of its line, so a line whose last sum is not NaN holds
+    no NaN, and only the others are canonicalised, afterwards."""
+    cdef Py_ssize_t step = -1 if reverse else 1
+    cdef Py_ssize_t p = n - 1 if reverse else 0
+    cdef Py_ssize_t lag = step if exclusive else 0, k, q
+    cdef const cumT* x1 = x + n
+    cdef const cumT* x2 = x + 2 * n
+    cdef const cumT* x3 = x + 3 * n
+    cdef cumT* y1 = y + n
+    cdef cumT* y2 = y + 2 * n
+    cdef cumT* y3 = y + 3 * n
+    cdef cumT a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    if not exclusive:
+        a0 = x[p]
+        if count == 4:
+            a1 = x1[p]
+            a2 = x2[p]
+            a3 = x3[p]
+    y[p] = a0
+    if count == 4:
+        y1[p] = a1
+        y2[p] = a2
+        y3[p] = a3
+    for k in range(1, n):
+        p += step
+        q = p - lag
+        a0 = a0 + x[q]
+        y[p] = a0
+        if count == 4:
+            a1 = a1 + x1[q]
+            y1[p] = a1
+            a2 = a2 + x2[q]
+            y2[p] = a2
+            a3 = a3 + x3[q]
+            y3[p] = a3
+    if cum_is_nan(a0):
+        cum_canonicalize(y, 1, n)
+    if count == 4:
+        if cum_is_nan(a1):
+            cum_canonicalize(y1, 1, n)
+        if cum_is_nan(a2):
+            cum_canonicalize(y2, 1, n)
+        if cum_is_nan(a3):
+            cum_canonicalize(y3, 1, n)
+
+
+cdef inline void cum_line_range(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t r0, Py_ssize_t r1,
+                                bint exclusive, bint reverse) noexcept nogil:
+    """Lines r0..r1: whole groups side by side (a constant count, so the
+    accumulators stay in registers), then the rest one by one."""
+    cdef Py_ssize_t r = r0
+    while r + CUM_SIDE_BY_SIDE <= r1:
+        cum_lines(x + r * n, y + r * n, n, CUM_SIDE_BY_SIDE, exclusive, reverse)
+        r += CUM_SIDE_BY_SIDE
+    while r < r1:
+        cum_lines(x + r * n, y + r * n, n, 1, exclusive, reverse)
+        r += 1
+
+
+cdef inline void cum_tile(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t inner, Py_ssize_t w,
+                          bint exclusive, bint reverse) noexcept nogil:
+    """Column layout: w neighbouring lines x[i * inner + j] as contiguous
+    vectors; the previous output row is the running sum. Lines whose last
+    sum is NaN are canonicalised afterwards (see cum_lines)."""
+    cdef Py_ssize_t step = -1 if reverse else 1
+    cdef Py_ssize_t p = n - 1 if reverse else 0
+    cdef Py_ssize_t lag = step if exclusive else 0, k, j
+    cdef cumT* first = y + p * inner
+    cdef cumT* prev
+    cdef cumT* cur = first
+    cdef const cumT* src
+    for j in range(w):
+        cur[j] = 0 if exclusive else x[p * inner + j]
+    for k in range(1, n):
+        prev = cur
+        p += step
+        cur = y + p * inner
+        src = x + (p - lag) * inner
+        for j in range(w):
+            cur[j] = prev[j] + src[j]
+    for j in range(w):
+        if cum_is_nan(cur[j]):
+            cum_canonicalize(first + j, step * inner, n)
+
+
+cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                  bint exclusive, bint reverse, int n_threads) noexcept nogil:
+    cdef Py_ssize_t tiles, units, per_chunk, chunks, c, u, j0, o
+    cdef int threads
+    if inner == 1:
+        # chunks hold whole groups of lines side by side
+        per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
+        per_chunk = (per_chunk + CUM_SIDE_BY_SIDE - 1) // CUM_SIDE_BY_SIDE * CUM_SIDE_BY_SIDE
+        chunks = (outer + per_chunk - 1) // per_chunk
+        threads = threads_for(n_threads, chunks, outer * n)
+        if threads <= 1:
+            cum_line_range(x, y, n, 0, outer, exclusive, reverse)
+        else:
+            for c in prange(chunks, schedule="static", num_threads=threads):
+                cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse)
+        return
+    tiles = (inner + CUM_TILE - 1) // CUM_TILE
+    units = outer * tiles
+    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * min(inner, CUM_TILE)))
+    chunks = (units + per_chunk - 1) // per_chunk
+    threads = threads_for(n_threads, chunks, outer * n * inner)
+    if threads <= 1:
+        for u in range(units):
+            o = u // tiles
+            j0 = (u % tiles) * CUM_TILE
+            cum_tile(x + o * n * inner + j0, y + o * n * inner + j0, n, inner,
+                     min(CUM_TILE, inner - j0), exclusive, reverse)
+    else:
+        for c in prange(chunks, schedule="static", num_threads=threads):
+            for u in range(c * per_chunk, min((c + 1) * per_chunk, units)):
+                o = u // tiles
+                j0 = (u % tiles) * CUM_TILE
+                cum_tile(x + o * n * inner + j0, y + o * n * inner + j0, n, inner,
+                         min(CUM_TILE, inner - j0), exclusive, reverse)
+
+
+# ------------------------------------------------------------ entry points
+
+cdef int argcum_shape_check(Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner) except -1:
+    if outer < 0 or n < 0 or inner < 0:
+        raise ValueError("outer, n and inner must be >= 0")
+    return 0
+
+
+def arg_reduce(x, out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint is_min, bint last,
+               bint find_nan, int n_threads):
+    """ArgMax (ArgMin when is_min) of the outer x n x inner array x along n
+    into the int64 array out (outer x inner). last: select_last_index;
+    find_nan: NumPy's rule (the first NaN wins) instead of ONNX's (NaN never
+    wins unless first). x: float32/64 or any 8..64-bit integer type."""
+    argcum_shape_check(outer, n, inner)
+    if not isinstance(x, cnp.ndarray):
+        raise TypeError("kernel argument 'x' must be an ndarray")
+    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    check_array(x, t, outer * n * inner, False, "x")
+    check_array(out, cnp.NPY_INT64, outer * inner, True, "out")
+    cdef str code = x.dtype.kind + str(x.dtype.itemsize)
+    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef void* scratch = malloc(max(blocks, 1) * 24)  # value (<= 8 bytes), index, flag per block
+    if scratch == NULL:
+        raise MemoryError()
+    try:
+        if code == "f4":
+            with nogil:
+                arg_run(<const float*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
+        elif code == "f8":
+            with nogil:
+                arg_run(<const double*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
+        elif code == "i1":
+            with nogil:
+                arg_run(<const int8_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        elif code == "i2":
+            with nogil:
+                arg_run(<const int16_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        elif code == "i4":
+            with nogil:
+                arg_run(<const int32_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        elif code == "i8":
+            with nogil:
+                arg_run(<const int64_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        elif code == "u1":
+            with nogil:
+                arg_run(<const uint8_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        elif code == "u2":
+            with nogil:
+                arg_run(<const uint16_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        elif code == "u4":
+            with nogil:
+                arg_run(<const uint32_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        elif code == "u8":
+            with nogil:
+                arg_run(<const uint64_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+        else:
+            raise TypeError(f"arg_reduce does not take {x.dtype}")
+    finally:
+        free(scratch)
+
+
+def cum_sum(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint exclusive, bint reverse,
+            int n_threads):
+    """CumSum of the outer x n x inner array x along n into y (same dtype:
+    float32, float64, uint32 or uint64; signed integers are passed as their
+    unsigned view)."""
+    argcum_shape_check(outer, n, inner)
+    if not isinstance(x, cnp.ndarray):
+        raise TypeError("kernel argument 'x' must be an ndarray")
+    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    check_array(x, t, outer * n * inner, False, "x")
+    check_array(y, t, outer * n * inner, True, "y")
+    if outer * n * inner == 0:
+        return
+    cdef str code = x.dtype.kind + str(x.dtype.itemsize)
+    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
+    if code == "f4":
+        with nogil:
+            cum_run(<const float*>px, <float*>py, outer, n, inner, exclusive, reverse, n_threads)
+    elif code == "f8":
+        with nogil:
+            cum_run(<const double*>px, <double*>py, outer, n, inner, exclusive, reverse, n_threads)
+    elif code == "u4":
+        with nogil:
+            cum_run(<const uint32_t*>px, <uint32_t*>py, outer, n, inner, exclusive, reverse, n_threads)
+    elif code == "u8":
+        with nogil:
+            cum_run(<const uint64_t*>px, <uint64_t*>py, outer, n, inner, exclusive, reverse, n_threads)
+    else:
+        raise TypeError(f"cum_sum does not take {x.dtype}")

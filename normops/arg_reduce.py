@@ -1,0 +1,188 @@
+"""ArgMax and ArgMin (opsets 1, 11, 12, 13) and the NumPy-style
+``argmax`` / ``argmin``.
+
+The rule is a sequential scan from index 0: a later element wins when it is
+strictly better (or better or equal with ``select_last_index``); NaN never
+wins unless it is the first element (seed spec, "ArgMax, ArgMin"). The
+NumPy-style functions keep NumPy's own NaN rule instead: the first NaN wins.
+The input is seen as outer x n x inner, n being the extent of the axis.
+"""
+import numpy as np
+
+from . import _config, _isa
+from ._errors import InvalidInputError, UnsupportedError
+from ._registry import OpDef, register
+from ._validate import array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, product
+from .reference import _argcum as _reference_argcum
+
+_FLOAT32 = np.dtype(np.float32)
+_INT64 = np.dtype(np.int64)
+_INTP = np.dtype(np.intp)
+
+
+def kernel_dtype(dtype):
+    """The dtype the kernel scans: float16/bfloat16 widened exactly to
+    float32 (the comparisons are the same); others as they are. None when
+    the kernel has no such type."""
+    if dtype.kind == "f" and dtype.itemsize in (4, 8):
+        return dtype
+    if (dtype.kind == "f" and dtype.itemsize == 2) or dtype.name == "bfloat16":
+        return _FLOAT32
+    if dtype.kind in "iu" and dtype.itemsize in (1, 2, 4, 8):
+        return dtype
+    return None
+
+
+def geometry(shape, axis):
+    """(outer, n, inner) of ``shape`` around ``axis``."""
+    return product(shape[:axis]), shape[axis], product(shape[axis + 1:])
+
+
+def reduced_shape(shape, axis, keepdims):
+    shape = list(shape)
+    if keepdims:
+        shape[axis] = 1
+    else:
+        del shape[axis]
+    return tuple(shape)
+
+
+def run_kernel(x, shape, axis, is_min, last, find_nan, n_threads):
+    """Indices (int64, outer x inner) of the scan of ``x`` along ``axis``."""
+    outer, n, inner = geometry(shape, axis)
+    x = contiguous(x, kernel_dtype(x.dtype))
+    out = np.empty(outer * inner, _INT64)
+    if out.size:
+        _isa.kernels.arg_reduce(x, out, outer, n, inner, is_min, last, find_nan, n_threads)
+    return out
+
+
+# ------------------------------------------------------------------ ONNX
+
+class _Plan:
+    __slots__ = ("op", "X", "axis", "keepdims", "last", "is_min")
+
+
+def _bind(op, version, inputs, attributes):
+    name = op.op_type
+    X = array_input(name, "data", inputs[0])
+    if X.dtype.kind == "b":
+        raise UnsupportedError(f"{name}: input 'data' is bool, which {name} does not take (not served)")
+    if kernel_dtype(X.dtype) is None or (X.dtype.name == "bfloat16" and version < 13):
+        raise InvalidInputError(
+            f"{name}: input 'data' has dtype {X.dtype}; {name}-{version} takes float16, float32, float64, "
+            f"{'bfloat16, ' if version >= 13 else ''}int8..int64 or uint8..uint64")
+    at_least_rank(name, "data", X, 1)
+    plan = _Plan()
+    plan.op = op
+    plan.X = X
+    plan.axis = axis_attribute(name, "axis", attributes["axis"], X.ndim, "data")
+    plan.keepdims = flag_attribute(name, "keepdims", attributes["keepdims"])
+    plan.last = flag_attribute(name, "select_last_index", attributes.get("select_last_index", 0))
+    plan.is_min = name == "ArgMin"
+    return plan
+
+
+def _compute(plan, mode, n_threads, all_outputs):
+    out = run_kernel(plan.X, plan.X.shape, plan.axis, plan.is_min, plan.last, False, n_threads)
+    return [out.reshape(reduced_shape(plan.X.shape, plan.axis, plan.keepdims))]
+
+
+def _reference(plan):
+    out = _reference_argcum.arg_reduce(plan.X, plan.axis, plan.is_min, plan.last, nan_wins=False)
+    return [out.reshape(reduced_shape(plan.X.shape, plan.axis, plan.keepdims))]
+
+
+def _attributes(version):
+    attrs = {"axis": 0, "keepdims": 1}
+    if version >= 12:
+        attrs["select_last_index"] = 0
+    return attrs
+
+
+def _register(op_type):
+    return register(OpDef(
+        op_type, versions=(1, 11, 12, 13), inputs=("data",), n_required=1, outputs=("reduced",),
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference))
+
+
+ARG_MAX = _register("ArgMax")
+ARG_MIN = _register("ArgMin")
+
+
+def _named(op, data, axis, keepdims, select_last_index, opset, mode, n_threads, full_output):
+    attributes = {"axis": axis, "keepdims": keepdims}
+    if op.version_for(opset) >= 12 or select_last_index != 0:  # refused before opset 12
+        attributes["select_last_index"] = select_last_index
+    outputs = op.call((data,), op.fill_attributes(op.version_for(opset), attributes),
+                      opset, mode, n_threads, full_output)
+    return tuple(outputs) if full_output else outputs[0]
+
+
+def arg_max(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=None, n_threads=None,
+            full_output=False):
+    """ONNX ArgMax (opsets 1, 11, 12, 13): int64 index of the first maximum
+    along ``axis`` (the last one with ``select_last_index=1``, from opset
+    12). NaN never wins unless it is the first element. Both flavours give
+    the same result. NumPy's ``argmax`` is ``normops.argmax``."""
+    return _named(ARG_MAX, data, axis, keepdims, select_last_index, opset, mode, n_threads, full_output)
+
+
+def arg_min(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=None, n_threads=None,
+            full_output=False):
+    """ONNX ArgMin (opsets 1, 11, 12, 13); see ``arg_max``."""
+    return _named(ARG_MIN, data, axis, keepdims, select_last_index, opset, mode, n_threads, full_output)
+
+
+# ----------------------------------------------------------- NumPy style
+
+def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
+    a = array_input(name, "a", a)
+    if a.dtype.kind == "b":
+        a = a.view(np.uint8)  # False < True, as NumPy compares them
+    if kernel_dtype(a.dtype) is None:
+        raise UnsupportedError(f"{name}: input 'a' has dtype {a.dtype}, which normops does not serve "
+                               f"(floating, integer and bool arrays only)")
+    try:
+        keepdims = bool(keepdims)  # NumPy takes any truth value
+    except Exception:  # noqa: BLE001 - e.g. an array of several elements
+        raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}") from None
+    n_threads = _config.kernel_threads(n_threads, name)
+    ndim = a.ndim
+    if axis is None or ndim == 0:
+        if axis is not None:  # a 0-d array takes axis 0 or -1, as in NumPy
+            axis_attribute(name, "axis", axis, 1, "a")
+        flat = a.reshape(-1)
+        shape = (1,) * ndim if keepdims else ()
+        if flat.size == 0:
+            raise InvalidInputError(f"{name}: attempt to get {name} of an empty sequence")
+        index = run_kernel(flat, flat.shape, 0, is_min, False, True, n_threads)
+        result = index.reshape(shape).astype(_INTP, copy=False)
+        result = result if shape else _INTP.type(result[()])
+    else:
+        axis = axis_attribute(name, "axis", axis, ndim, "a")
+        if a.shape[axis] == 0:
+            raise InvalidInputError(f"{name}: attempt to get {name} of an empty sequence")
+        index = run_kernel(a, a.shape, axis, is_min, False, True, n_threads)
+        result = index.reshape(reduced_shape(a.shape, axis, keepdims)).astype(_INTP, copy=False)
+    if out is None:
+        return result
+    if not isinstance(out, np.ndarray) or out.dtype != _INTP or out.shape != np.shape(result):
+        raise InvalidInputError(f"{name}: argument 'out' must be an ndarray of dtype {_INTP} and shape "
+                                f"{np.shape(result)}")
+    out[...] = result
+    return out
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False, n_threads=None):
+    """``numpy.argmax``: indices of the maxima along ``axis`` (None: of the
+    flattened array), as intp. Ties give the first index; a NaN wins as in
+    NumPy (the first NaN), unlike ONNX ArgMax (``normops.ops.arg_max``),
+    where NaN never wins unless it is first. float16/bfloat16 are compared
+    exactly as float32; bool as False < True."""
+    return _numpy_style("argmax", a, axis, out, keepdims, False, n_threads)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False, n_threads=None):
+    """``numpy.argmin``; see ``argmax`` (the first NaN wins here too)."""
+    return _numpy_style("argmin", a, axis, out, keepdims, True, n_threads)

@@ -1,0 +1,82 @@
+"""Executable specification of ArgMax, ArgMin and CumSum (seed spec,
+"ArgMax, ArgMin" and "CumSum"; decisions.md §4 and §6).
+
+ArgMax / ArgMin are a sequential scan: the running winner starts at index 0
+and a later element replaces it when strictly better (or better or equal
+with select_last_index). Comparisons are exact and NaN compares false, so
+the scan's result is, without running it:
+
+* 0 when the sequence is empty or its first element is NaN (nothing
+  compares better than NaN);
+* otherwise the first (select_last_index: the last) index holding the best
+  non-NaN value.
+
+The long-sequence blocks of decisions.md §6 combine to that same index, so
+they do not appear here. NumPy's rule (``nan_wins``): the first NaN, if
+any, else the above.
+
+CumSum adds in the direction of accumulation, one element at a time, in the
+arithmetic type (float32 for float16/bfloat16, rounded once per output).
+"""
+import numpy as np
+
+from ._sum16 import canonical_nan
+
+_FLOAT32 = np.dtype(np.float32)
+
+
+def _widened(x):
+    """float16 / bfloat16 widened exactly to float32; other dtypes as they are."""
+    if x.dtype.itemsize == 2 and (x.dtype.kind == "f" or x.dtype.name == "bfloat16"):
+        return x.astype(_FLOAT32)
+    return x
+
+
+def arg_reduce(x, axis, is_min, last, nan_wins):
+    """int64 indices along ``axis`` (the axis removed from the shape)."""
+    x = _widened(np.asarray(x))
+    if x.dtype.kind == "b":
+        x = x.view(np.uint8)
+    rows = np.moveaxis(x, axis, -1)
+    out_shape, n = rows.shape[:-1], rows.shape[-1]
+    if n == 0 or rows.size == 0:
+        return np.zeros(out_shape, np.int64)
+    rows = rows.reshape(-1, n)
+    is_float = x.dtype.kind == "f"
+    nan = np.isnan(rows) if is_float else np.zeros(rows.shape, bool)
+    # the best non-NaN value of each row (fmax/fmin skip NaN)
+    best = (np.fmin if is_min else np.fmax).reduce(rows, axis=1)
+    hit = rows == best[:, None]
+    first = np.argmax(hit, axis=1)
+    final = n - 1 - np.argmax(hit[:, ::-1], axis=1)
+    index = final if last else first
+    index[nan[:, 0]] = 0                      # a leading NaN is never replaced
+    if nan_wins:
+        has_nan = nan.any(axis=1)
+        index[has_nan] = np.argmax(nan, axis=1)[has_nan]
+    return index.astype(np.int64).reshape(out_shape)
+
+
+def cum_sum(x, axis, exclusive, reverse):
+    """The cumulative sum of ``x`` along ``axis``, in x's dtype."""
+    x = np.asarray(x)
+    wide = _widened(x)
+    moved = np.moveaxis(wide, axis, 0)
+    n = moved.shape[0]
+    lines = moved.reshape(n, -1)               # rows stay arrays: integer sums wrap silently
+    y = np.empty_like(lines)
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    if n:
+        acc = np.zeros_like(lines[0]) if exclusive else lines[order[0]].copy()
+        y[order[0]] = acc
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, overflow: IEEE results
+            for k in range(1, n):
+                source = order[k - 1] if exclusive else order[k]
+                acc = acc + lines[source]      # one rounded addition (or wrap) per element
+                y[order[k]] = acc
+    y = np.moveaxis(y.reshape(moved.shape), 0, axis)
+    if y.dtype.kind == "f":
+        y = canonical_nan(y)
+        with np.errstate(over="ignore"):
+            y = y.astype(x.dtype)              # one rounding for float16/bfloat16
+    return np.ascontiguousarray(y)

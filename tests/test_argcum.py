@@ -1,0 +1,459 @@
+"""ArgMax, ArgMin and CumSum: bit for bit against the executable
+specification and a literal sequential scan, every dtype, layout, thread
+count and ISA level (including the long ArgMax blocks); the NumPy-style
+argmax / argmin / cumsum against NumPy; errors."""
+import numpy as np
+import pytest
+
+import normops
+import normops._isa as isa
+from normops import InvalidInputError, UnsupportedError
+
+try:
+    import ml_dtypes
+
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # optional
+    BF16 = None
+
+FLOATS = [np.dtype(t) for t in (np.float32, np.float64, np.float16)] + ([BF16] if BF16 is not None else [])
+INTS = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)]
+CUM_INTS = [np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64)]
+ARG_OPS = ["ArgMax", "ArgMin"]
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+    u = UINT[a.dtype.itemsize]
+    bad = np.flatnonzero(np.ascontiguousarray(a).view(u) != np.ascontiguousarray(b).view(u))
+    assert bad.size == 0, f"{bad.size} differ, first at {bad[0]}: {a.flat[bad[0]]!r} vs {b.flat[bad[0]]!r}"
+
+
+def data(rng, shape, dtype, specials=True):
+    """Values with many ties; floats also with NaN, +-inf and -0."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        wide = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+        small = rng.integers(max(info.min, -3), 4, shape).astype(dtype)
+        return np.where(rng.random(shape) < 0.5, wide, small)
+    x = rng.integers(-4, 5, shape).astype(np.float64) + np.where(rng.random(shape) < 0.3,
+                                                                 rng.standard_normal(shape), 0)
+    if specials:
+        mask = rng.random(shape) < 0.1
+        x[mask] = rng.choice([np.nan, np.inf, -np.inf, -0.0, 0.0], mask.sum())
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+def scan(seq, is_min, last, nan_wins=False):
+    """The rule, literally: a later element replaces the winner when strictly
+    better (better or equal with last); NaN compares false."""
+    seq = [float(v) if np.asarray(v).dtype.kind == "f" or seq.dtype.name == "bfloat16" else int(v) for v in seq]
+    if nan_wins:
+        for i, v in enumerate(seq):
+            if v != v:
+                return i
+    best = 0
+    for i in range(1, len(seq)):
+        a, b = seq[i], seq[best]
+        if (a < b if is_min else a > b) or (last and a == b):
+            best = i
+    return best
+
+
+def arg_check(op, x, attrs, opset=13, **kw):
+    got = normops.run(op, [x], attrs, opset=opset, **kw)[0]
+    want = normops.reference.run(op, [x], attrs, opset=opset)[0]
+    assert got.dtype == np.int64
+    same_bits(got, want)
+    return got
+
+
+def same_everywhere(op, inputs, attrs):
+    """The specification's bits on every ISA level and thread count, with
+    the serial threshold off so that small inputs take the parallel path."""
+    want = normops.reference.run(op, inputs, attrs)[0]
+    old = isa.kernels.set_serial_threshold(0)
+    try:
+        for level in isa.available_levels():
+            with isa.use(level):
+                isa.kernels.set_serial_threshold(0)
+                for t in (1, 2, 3, 8):
+                    same_bits(normops.run(op, inputs, attrs, n_threads=t)[0], want)
+    finally:
+        for level in isa.available_levels():
+            isa.load(level).set_serial_threshold(old)
+
+
+# ------------------------------------------------------------ ArgMax/ArgMin
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS, ids=str)
+@pytest.mark.parametrize("op", ARG_OPS)
+def test_arg_random_shapes_match_the_specification(op, dtype):
+    rng = np.random.default_rng([ARG_OPS.index(op), (FLOATS + INTS).index(dtype)])
+    for _ in range(12):
+        shape = tuple(int(d) for d in rng.integers(1, 7, rng.integers(1, 5)))
+        x = data(rng, shape, dtype)
+        axis = int(rng.integers(-x.ndim, x.ndim))
+        attrs = {"axis": axis, "keepdims": int(rng.integers(0, 2)),
+                 "select_last_index": int(rng.integers(0, 2))}
+        got = arg_check(op, x, attrs)
+        # against the literal scan
+        moved = np.moveaxis(x, axis, -1).reshape(-1, x.shape[axis])
+        want = [scan(row, op == "ArgMin", attrs["select_last_index"]) for row in moved]
+        assert got.reshape(-1).tolist() == want
+
+
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 63, 64, 65, 2047, 2048, 2049, 4100, 8191, 8193, 20000])
+def test_arg_rows_around_vector_and_sub_block_edges(n):
+    rng = np.random.default_rng(n)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int8), np.dtype(np.uint16)):
+        x = data(rng, (5, n), dtype, specials=False)
+        if dtype.kind == "f":
+            x[1, rng.integers(0, n, 3)] = np.nan
+            x[2, 0] = np.nan                       # a leading NaN wins
+            x[3] = -np.inf                         # only -inf ...
+            x[3, rng.integers(0, n, n // 2 + 1)] = np.nan   # ... and NaN: the tie with NaN blocks
+        for op in ARG_OPS:
+            for last in (0, 1):
+                attrs = {"axis": 1, "keepdims": 0, "select_last_index": last}
+                got = arg_check(op, x, attrs)
+                assert got.tolist() == [scan(r, op == "ArgMin", last) for r in x]
+                for level in isa.available_levels():  # other vector widths, other tails
+                    with isa.use(level):
+                        same_bits(normops.run(op, [x], attrs)[0], got)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16], ids=str)
+def test_narrow_integers_across_super_blocks(dtype):
+    """Narrow integers count groups in their own lane width: long rows are
+    cut into super-blocks (at most 127 groups for 8-bit lanes), combined in
+    order. Winners and ties placed in different super-blocks, every ISA."""
+    rng = np.random.default_rng(13)
+    info = np.iinfo(dtype)
+    n = 150_000
+    rows = np.stack([rng.integers(info.min + 1, info.max, n, dtype=dtype, endpoint=False) for _ in range(6)])
+    rows[0, [40_000, 120_000]] = info.max            # ties far apart
+    rows[1, [5, 149_999]] = info.max                 # first and last element
+    rows[2, 70_000] = info.max
+    rows[3] = info.min                               # all equal: first / last index
+    rows[4, 33_000:] = info.max                      # long run of ties
+    rows[5, [100, 140_000]] = info.min               # ArgMin ties
+    for level in isa.available_levels():
+        with isa.use(level):
+            for op in ARG_OPS:
+                for last in (0, 1):
+                    got = normops.run(op, [rows], {"axis": 1, "keepdims": 0, "select_last_index": last})[0]
+                    m = rows.min(1) if op == "ArgMin" else rows.max(1)
+                    hit = rows == m[:, None]
+                    want = (n - 1 - np.argmax(hit[:, ::-1], 1)) if last else np.argmax(hit, 1)
+                    assert got.tolist() == want.tolist(), (level, op, last)
+
+
+def test_arg_nan_and_special_rules():
+    nan, inf = np.nan, np.inf
+    x = np.array([[nan, 1, 5, 5], [1, nan, 5, 5], [nan, nan, nan, nan], [-0.0, 0.0, -0.0, -1],
+                  [-inf, nan, -inf, nan], [inf, inf, nan, 1]], np.float32)
+    amax = normops.ops.arg_max(x, axis=1, keepdims=0)
+    amax_last = normops.ops.arg_max(x, axis=1, keepdims=0, select_last_index=1)
+    amin = normops.ops.arg_min(x, axis=1, keepdims=0)
+    assert amax.tolist() == [0, 2, 0, 0, 0, 0]
+    assert amax_last.tolist() == [0, 3, 0, 2, 2, 1]
+    assert amin.tolist() == [0, 0, 0, 3, 0, 3]
+    # NumPy's rule in the NumPy-style functions: the first NaN wins
+    assert normops.argmax(x, axis=1).tolist() == np.argmax(x, axis=1).tolist() == [0, 1, 0, 0, 1, 2]
+    assert normops.argmin(x, axis=1).tolist() == np.argmin(x, axis=1).tolist()
+
+
+def test_arg_shapes_defaults_and_empty_axis():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    assert normops.ops.arg_max(x).shape == (1, 3, 4)             # axis 0, keepdims 1
+    assert normops.run("ArgMax", [x])[0].shape == (1, 3, 4)
+    assert normops.ops.arg_min(x, axis=-1, keepdims=0).shape == (2, 3)
+    assert (normops.ops.arg_max(x, axis=2) == 3).all()
+    e = np.zeros((3, 0, 2), np.float32)
+    for keepdims, shape in ((1, (3, 1, 2)), (0, (3, 2))):
+        y = normops.ops.arg_max(e, axis=1, keepdims=keepdims)
+        assert y.shape == shape and y.dtype == np.int64 and (y == 0).all()
+        same_bits(y, normops.reference.run("ArgMax", [e], {"axis": 1, "keepdims": keepdims})[0])
+    assert normops.ops.arg_min(e, axis=0).shape == (1, 0, 2)
+
+
+def test_arg_opsets_and_select_last_index():
+    x = np.array([[1, 3, 3, 0]], np.int32)
+    for opset in (1, 11):
+        assert normops.ops.arg_max(x, axis=1, opset=opset).tolist() == [[1]]
+        with pytest.raises(InvalidInputError, match="ArgMax.*select_last_index"):
+            normops.ops.arg_max(x, axis=1, select_last_index=1, opset=opset)
+    for opset in (12, 13, None):
+        assert normops.ops.arg_max(x, axis=1, select_last_index=1, opset=opset).tolist() == [[2]]
+    with pytest.raises(UnsupportedError):
+        normops.ops.arg_max(x, opset=0)
+
+
+def test_arg_layouts_and_inputs_untouched():
+    rng = np.random.default_rng(3)
+    x = data(rng, (6, 7, 8), np.dtype(np.float32))
+    before = x.tobytes()
+    for axis in range(3):
+        want = normops.ops.arg_max(x, axis=axis)
+        for variant in (x[:, ::-1][:, ::-1], np.asfortranarray(x), x.astype(">f4")):
+            same_bits(normops.ops.arg_max(variant, axis=axis), want)
+    assert x.tobytes() == before
+
+
+def _long_sequence(rng, dtype, n):
+    x = data(rng, (n,), dtype, specials=False)
+    if dtype.kind == "f":
+        x[rng.integers(0, n, 50)] = np.nan
+    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
+    x[[70_000, 700_000, n - 3]] = top          # ties in different blocks
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int16)], ids=str)
+def test_long_sequences_threads_and_isa_levels(dtype):
+    """At least 2^20 terms: blocks of 2^16 on several threads, combined; the
+    index is the one sequential scan gives."""
+    rng = np.random.default_rng(9)
+    n = (1 << 20) + 4321
+    x = _long_sequence(rng, dtype, n)
+    for op in ARG_OPS:
+        for last in (0, 1):
+            attrs = {"axis": 0, "select_last_index": last}
+            want = normops.reference.run(op, [x], attrs)[0]
+            if op == "ArgMax":
+                assert want.tolist() == [n - 3 if last else 70_000]
+            for level in isa.available_levels():
+                with isa.use(level):
+                    for t in (1, 2, 3, 8):
+                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+    # two long rows, and NumPy's NaN rule across blocks
+    x2 = np.stack([x, x[::-1]])
+    same_bits(normops.ops.arg_min(x2, axis=1, n_threads=3), normops.reference.run("ArgMin", [x2], {"axis": 1})[0])
+    if dtype.kind == "f":
+        for t in (1, 2, 3):
+            assert normops.argmax(x, n_threads=t) == np.argmax(x)
+            assert normops.argmin(x2, axis=1, n_threads=t).tolist() == np.argmin(x2, axis=1).tolist()
+        x[0] = np.nan
+        assert normops.ops.arg_max(x, n_threads=2).tolist() == [0]
+
+
+@pytest.mark.parametrize("shape,axis", [((300, 333), 1), ((300, 333), 0), ((40, 50, 60), 1), ((3, 70000), 1)])
+def test_arg_threads_and_isa_levels(shape, axis):
+    rng = np.random.default_rng(4)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint8)):
+        x = data(rng, shape, dtype)
+        for op in ARG_OPS:
+            same_everywhere(op, [x], {"axis": axis, "select_last_index": 1})
+
+
+# ------------------------------------------------------------------ CumSum
+
+def cum_check(x, axis, exclusive=0, reverse=0, opset=14, **kw):
+    attrs = {"exclusive": exclusive, "reverse": reverse}
+    got = normops.run("CumSum", [x, np.int64(axis)], attrs, opset=opset, **kw)[0]
+    want = normops.reference.run("CumSum", [x, np.int64(axis)], attrs, opset=opset)[0]
+    same_bits(got, want)
+    return got
+
+
+@pytest.mark.parametrize("dtype", FLOATS + CUM_INTS, ids=str)
+def test_cumsum_random_shapes_match_the_specification(dtype):
+    rng = np.random.default_rng((FLOATS + CUM_INTS).index(dtype))
+    for _ in range(16):
+        shape = tuple(int(d) for d in rng.integers(1, 9, rng.integers(1, 5)))
+        x = data(rng, shape, dtype)
+        axis = int(rng.integers(-x.ndim, x.ndim))
+        got = cum_check(x, axis, int(rng.integers(0, 2)), int(rng.integers(0, 2)))
+        assert got.dtype == dtype and got.shape == x.shape
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64])
+def test_cumsum_equals_numpy_sequential_sums(dtype):
+    """NumPy's add.accumulate is sequential too: the same bits (floats
+    without NaN; NumPy keeps NaN payloads, normops canonicalises them)."""
+    rng = np.random.default_rng(5)
+    x = data(rng, (7, 300, 5), np.dtype(dtype), specials=False)
+    if np.dtype(dtype).kind == "f":
+        x = x * np.asarray(1e7, dtype)  # rounding in every addition
+    for axis in range(3):
+        same_bits(normops.ops.cum_sum(x, axis), np.cumsum(x, axis=axis, dtype=dtype))
+        rev = np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=dtype), axis)
+        same_bits(normops.ops.cum_sum(x, axis, reverse=1), rev)
+
+
+def test_cumsum_rules():
+    x = np.array([-0.0, 1.0, np.nan, 2.0], np.float32)
+    inc = normops.ops.cum_sum(x, 0)
+    assert np.signbit(inc[0]) and inc[1] == 1.0
+    assert (inc[2:].view(np.uint32) == 0x7FC00000).all()     # canonical NaN from there on
+    exc = normops.ops.cum_sum(x, 0, exclusive=1)
+    assert exc[0] == 0 and not np.signbit(exc[0]) and not np.signbit(exc[1])  # 0 + -0 = +0
+    assert exc[2] == 1.0 and exc[3:].view(np.uint32)[0] == 0x7FC00000
+    assert normops.ops.cum_sum(x, 0, exclusive=1, reverse=1)[3] == 0
+    big = np.array([np.inf, -np.inf, 1], np.float64)
+    assert (normops.ops.cum_sum(big, 0)[1:].view(np.uint64) == 0x7FF8000000000000).all()
+    i = np.array([2**31 - 1, 1, 5], np.int32)                   # wraps around
+    assert normops.ops.cum_sum(i, 0).tolist() == [2**31 - 1, -2**31, -2**31 + 5]
+    u = np.array([2**64 - 1, 2], np.uint64)
+    assert normops.ops.cum_sum(u, np.int32(0), exclusive=1).tolist() == [0, 2**64 - 1]
+
+
+@pytest.mark.parametrize("dtype", [np.float16] + ([BF16] if BF16 is not None else []), ids=str)
+def test_cumsum_narrow_types_round_each_output_once(dtype):
+    x = (np.random.default_rng(6).standard_normal((5, 400)) * 10).astype(dtype)
+    got = normops.ops.cum_sum(x, 1)
+    wide = normops.ops.cum_sum(x.astype(np.float32), 1)
+    with np.errstate(over="ignore"):
+        same_bits(got, wide.astype(dtype))
+    with pytest.raises(InvalidInputError, match="CumSum.*opset 14"):
+        normops.ops.cum_sum(x, 1, opset=11)
+
+
+@pytest.mark.parametrize("shape,axis", [((300, 333), 1), ((300, 333), 0), ((40, 50, 60), 1), ((5, 9), 1),
+                                        ((70001,), 0)])
+def test_cumsum_threads_and_isa_levels(shape, axis):
+    rng = np.random.default_rng(7)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64)):
+        x = data(rng, shape, dtype)
+        for exclusive, reverse in ((0, 0), (1, 1)):
+            same_everywhere("CumSum", [x, np.int64(axis)], {"exclusive": exclusive, "reverse": reverse})
+
+
+def test_cumsum_axis_input():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = np.cumsum(x, axis=1)
+    for axis in (np.int32(1), np.int64(-1), np.array([1], np.int64), 1):
+        same_bits(normops.ops.cum_sum(x, axis), want)
+    for bad in (np.float32(1), np.array([0, 1], np.int64), np.array([[1]], np.int32), np.uint8(1)):
+        with pytest.raises(InvalidInputError, match="CumSum.*'axis'"):
+            normops.ops.cum_sum(x, bad)
+    for bad in (2, -3):
+        with pytest.raises(InvalidInputError, match="CumSum.*'axis'=.*out of range"):
+            normops.ops.cum_sum(x, np.int64(bad))
+    with pytest.raises(InvalidInputError, match="CumSum.*'axis'.*required"):
+        normops.run("CumSum", [x])
+    e = np.zeros((0, 3), np.float32)
+    assert normops.ops.cum_sum(e, 0).shape == (0, 3)
+    assert normops.ops.cum_sum(np.zeros((2, 0)), 1).shape == (2, 0)
+
+
+# ------------------------------------------------------------ NumPy style
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint16, np.int64, np.bool_])
+def test_numpy_style_argmax_argmin_equal_numpy(dtype):
+    rng = np.random.default_rng(8)
+    x = data(rng, (4, 5, 6), np.dtype(dtype)) if dtype is not np.bool_ else rng.random((4, 5, 6)) < 0.2
+    for ours, theirs in ((normops.argmax, np.argmax), (normops.argmin, np.argmin)):
+        for axis in (None, 0, 1, -1):
+            for keepdims in (False, True):
+                got, want = ours(x, axis=axis, keepdims=keepdims), theirs(x, axis=axis, keepdims=keepdims)
+                assert type(got) is type(want)
+                assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
+                assert np.array_equal(got, want), (axis, keepdims)
+        out = np.empty((4, 6), np.intp)
+        assert ours(x, 1, out) is out and np.array_equal(out, theirs(x, 1))
+    assert normops.argmax(np.float32(3)) == 0 and normops.argmax(np.float32(3), axis=0) == 0
+    assert normops.argmin(x, axis=1, keepdims=1).shape == np.argmin(x, axis=1, keepdims=1).shape
+
+
+def test_numpy_style_arg_errors():
+    x = np.zeros((2, 0), np.float32)
+    with pytest.raises(InvalidInputError, match="argmax.*empty"):
+        normops.argmax(x, axis=1)
+    with pytest.raises(InvalidInputError, match="argmin.*empty"):
+        normops.argmin(x)
+    assert normops.argmax(np.zeros((0, 3)), axis=1).shape == (0,)
+    with pytest.raises(UnsupportedError, match="argmax.*complex"):
+        normops.argmax(np.ones(3, np.complex64))
+    with pytest.raises(UnsupportedError, match="argmin.*object"):
+        normops.argmin(np.array([1, None], dtype=object))
+    with pytest.raises(InvalidInputError, match="argmax.*'out'"):
+        normops.argmax(np.ones((2, 3)), axis=1, out=np.empty(2, np.int32))
+    with pytest.raises(InvalidInputError, match="argmax.*axis"):
+        normops.argmax(np.ones((2, 3)), axis=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int32, np.uint8, np.uint32, np.int64,
+                                   np.uint64, np.bool_])
+def test_numpy_style_cumsum_equals_numpy(dtype):
+    rng = np.random.default_rng(10)
+    x = data(rng, (3, 4, 50), np.dtype(dtype), specials=False) if dtype is not np.bool_ else rng.random((3, 4, 50)) < .5
+    for axis in (None, 0, 2, -2):
+        want = np.cumsum(x, axis=axis)
+        same_bits(normops.cumsum(x, axis=axis), want)
+    for dt in (np.float64, np.int16, np.uint8):
+        with np.errstate(over="ignore", invalid="ignore"):
+            same_bits(normops.cumsum(x, 2, dtype=dt), np.cumsum(x, 2, dtype=dt))
+    out = np.empty(x.shape, np.float64)
+    assert normops.cumsum(x, 1, out=out) is out
+    same_bits(out, np.cumsum(x, 1, out=np.empty(x.shape, np.float64)))
+    same_bits(normops.cumsum(x[0, 0, 0]), np.cumsum(x[0, 0, 0]))
+
+
+def test_numpy_style_cumsum_errors_and_float16():
+    with pytest.raises(UnsupportedError, match="cumsum.*complex"):
+        normops.cumsum(np.ones(3, np.complex128))
+    with pytest.raises(UnsupportedError, match="cumsum.*bool"):
+        normops.cumsum(np.ones(3), dtype=bool)
+    with pytest.raises(InvalidInputError, match="cumsum.*'out'"):
+        normops.cumsum(np.ones(3), out=np.empty(4))
+    with pytest.raises(InvalidInputError, match="cumsum.*axis"):
+        normops.cumsum(np.ones((2, 3)), axis=2)
+    h = np.full(3000, 0.1, np.float16)
+    got = normops.cumsum(h)
+    assert got.dtype == np.float16
+    same_bits(got, np.cumsum(h.astype(np.float32)).astype(np.float16))  # one rounding per output
+
+
+# ----------------------------------------------------------------- errors
+
+def test_onnx_errors():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(UnsupportedError, match="ArgMax.*bool"):
+        normops.ops.arg_max(x > 0)
+    with pytest.raises(UnsupportedError, match="CumSum.*bool"):
+        normops.ops.cum_sum(x > 0, 0)
+    with pytest.raises(InvalidInputError, match="ArgMin.*'data'.*complex"):
+        normops.ops.arg_min(x.astype(np.complex64))
+    with pytest.raises(InvalidInputError, match="CumSum.*'x'.*int8"):
+        normops.ops.cum_sum(x.astype(np.int8), 0)
+    with pytest.raises(InvalidInputError, match="ArgMax.*axis"):
+        normops.ops.arg_max(x, axis=2)
+    with pytest.raises(InvalidInputError, match="ArgMax.*rank"):
+        normops.ops.arg_max(np.float32(1))
+    with pytest.raises(InvalidInputError, match="ArgMin.*keepdims"):
+        normops.ops.arg_min(x, keepdims=2)
+    with pytest.raises(InvalidInputError, match="CumSum.*exclusive"):
+        normops.ops.cum_sum(x, 0, exclusive=3)
+    if BF16 is not None:
+        with pytest.raises(InvalidInputError, match="ArgMax.*bfloat16.*ArgMax-12 takes"):
+            normops.ops.arg_max(x.astype(BF16), opset=12)
+        assert normops.ops.arg_max(x.astype(BF16), opset=13).shape == (1, 3)
+
+
+def test_modes_agree_and_reference_rejects_fast():
+    x = data(np.random.default_rng(12), (30, 40), np.dtype(np.float32))
+    same_bits(normops.ops.arg_max(x, axis=1, mode="fast"), normops.ops.arg_max(x, axis=1, mode="exact"))
+    same_bits(normops.ops.cum_sum(x, 1, mode="fast"), normops.ops.cum_sum(x, 1))
+    with pytest.raises(UnsupportedError):
+        normops.reference.run("CumSum", [x, np.int64(0)], mode="fast")
+
+
+# ------------------------------------------------------------ conformance
+
+@pytest.mark.parametrize("prefix,op_type", [("test_argmax_", "ArgMax"), ("test_argmin_", "ArgMin"),
+                                            ("test_cumsum_", "CumSum")])
+def test_every_onnx_node_case_is_served_and_passes(prefix, op_type):
+    conformance = pytest.importorskip("normops.conformance")
+    pytest.importorskip("onnx")
+    cases = [c for c in conformance.discover(f"^{prefix}") if "_expanded" not in c.name]
+    assert len(cases) >= 7 and all(c.op_type == op_type for c in cases)
+    assert [c.name for c in cases if not c.served] == []
+    for case in cases:
+        for mode in conformance.MODES:
+            outcome = conformance.run_case(case, mode)
+            assert outcome.status == conformance.PASSED, (case.name, mode, outcome.message)
