@@ -46,6 +46,7 @@ include "rownorm.pxi"
 include "rownorm_api.pxi"
 include "transcendental.pxi"
 include "softmax.pxi"
+include "gelu.pxi"
 
 
 # ----------------------------------------------------------------- checks

@@ -1,0 +1,130 @@
+/* normops' own erf and tanh (docs/transcendentals.md, "erf and tanh").
+ *
+ * erf32 / tanh32: float32 in and out. |x| widened to double, a polynomial
+ * of degree 13 on its interval of width 1/4 (erf_tanh_tables.h), evaluated
+ * in double by Horner's rule with separate * and + (the build passes
+ * -ffp-contract=off), rounded once to float32, sign restored. The double
+ * has a relative error below 2^-50 (fit, coefficient rounding and Horner),
+ * so the float32 result is within 0.5 + 2^-26 ulp: faithful, correctly
+ * rounded except within 2^-26 ulp of a midpoint (measured over every
+ * input, docs/transcendentals.md). erf64 / tanh64: the same polynomials in
+ * double, about one ulp. erf32_fast / tanh32_fast: degree 7 with float
+ * coefficients in float arithmetic, fused multiply-add where the CPU has
+ * it (the fast flavour may differ between ISA levels), about 2 ulp.
+ *
+ * Only + - * on double/float, an exact float -> int truncation (the
+ * interval index) and table loads; no libm. The table loads are gathers in
+ * the vectorised loops, which perform exactly the scalar operations: the
+ * exact functions give the same bits at every ISA level.
+ *
+ * Special values: NaN -> canonical NaN; +-inf -> +-1; +-0 -> +-0; |x|
+ * from the saturation threshold on (erf_tanh_tables.h) gives exactly +-1.
+ */
+#ifndef NORMOPS_ERF_TANH_H
+#define NORMOPS_ERF_TANH_H
+
+#include "transcendental.h"
+#include "erf_tanh_tables.h"
+
+/* Horner's rule on interval i of a coefficient table of degree DEG */
+#define NORMOPS_ET_HORNER(T, tab, DEG, i, t, FMA) ({                              \
+        const T* c_ = (tab) + (i) * ((DEG) + 1);                                   \
+        T p_ = c_[DEG];                                                            \
+        for (int k_ = (DEG) - 1; k_ >= 0; k_--) p_ = FMA(p_, (t), c_[k_]);          \
+        p_; })
+#define NORMOPS_ET_MULADD(a, b, c) ((a) * (b) + (c))
+
+/* |x| (a double or float >= 0, not NaN) clamped below 4 * INTERVALS;
+ * interval i = floor(4a); t = a - c_i, exact (c_0 = 0, c_i = i/4 + 1/8) */
+#define NORMOPS_ET_REDUCE(T, a, INTERVALS, i, t) do {                             \
+        const T last_ = (T)(INTERVALS) * (T)0.25 - (T)0x1p-16;                     \
+        T a_ = (a) < last_ ? (a) : last_;                                          \
+        i = (int32_t)(a_ * (T)4);                                                  \
+        T c_ = (T)i * (T)0.25 + (T)0.125;                                          \
+        t = a_ - (i == 0 ? (T)0 : c_);                                             \
+    } while (0)
+
+/* f32 exact: the double polynomial on |x|, rounded once, sign of x */
+#define NORMOPS_ET_DEFINE32(name, INTERVALS, FAST_INTERVALS, SAT64, SAT32)                                       \
+    NORMOPS_ALWAYS_INLINE float normops_##name##32(float x) {                      \
+        uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
+        double a = (double)normops_u2f(ax);                                        \
+        int32_t i; double t;                                                       \
+        NORMOPS_ET_REDUCE(double, a, INTERVALS, i, t);                             \
+        double p = NORMOPS_ET_HORNER(double, normops_##name##_coef, NORMOPS_ET_DEG, i, t, NORMOPS_ET_MULADD); \
+        p = a >= SAT64 ? 1.0 : p;                                                  \
+        uint32_t y = normops_f2u((float)p) | (ux & 0x80000000u);                   \
+        y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
+        return normops_u2f(y);                                                     \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE double normops_##name##64(double x) {                    \
+        uint64_t ux = normops_d2u(x), ax = ux & 0x7FFFFFFFFFFFFFFFull;             \
+        double a = normops_u2d(ax);                                                \
+        int32_t i; double t;                                                       \
+        NORMOPS_ET_REDUCE(double, a, INTERVALS, i, t);                             \
+        double p = NORMOPS_ET_HORNER(double, normops_##name##_coef, NORMOPS_ET_DEG, i, t, NORMOPS_ET_MULADD); \
+        p = a >= SAT64 ? 1.0 : p;                                                  \
+        uint64_t y = normops_d2u(p) | (ux & 0x8000000000000000ull);                \
+        y = ax > 0x7FF0000000000000ull ? NORMOPS_NAN64 : y;                        \
+        return normops_u2d(y);                                                     \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE float normops_##name##32_fast(float x) {                 \
+        uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
+        float a = normops_u2f(ax);                                                 \
+        int32_t i; float t;                                                        \
+        NORMOPS_ET_REDUCE(float, a, FAST_INTERVALS, i, t);                        \
+        float p = NORMOPS_ET_HORNER(float, normops_##name##_fast_coef, NORMOPS_ET_FAST_DEG, i, t, NORMOPS_FMAF); \
+        p = a >= SAT32 ? 1.0f : p;                                                 \
+        uint32_t y = normops_f2u(p) | (ux & 0x80000000u);                          \
+        y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
+        return normops_u2f(y);                                                     \
+    }
+
+NORMOPS_ET_DEFINE32(erf, NORMOPS_ERF_INTERVALS, NORMOPS_ERF_FAST_INTERVALS, NORMOPS_ERF_SAT64, NORMOPS_ERF_SAT32)
+NORMOPS_ET_DEFINE32(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_FAST_INTERVALS, NORMOPS_TANH_SAT64, NORMOPS_TANH_SAT32)
+
+NORMOPS_MAPS(erf32, float)
+NORMOPS_MAPS(tanh32, float)
+NORMOPS_MAPS(erf64, double)
+NORMOPS_MAPS(tanh64, double)
+NORMOPS_MAPS(erf32_fast, float)
+NORMOPS_MAPS(tanh32_fast, float)
+
+/* One entry for the Cython maps (numbers after transcendental.h's). */
+enum normops_etfunc {
+    NORMOPS_T_ERF32 = 16, NORMOPS_T_TANH32, NORMOPS_T_ERF64, NORMOPS_T_TANH64,
+    NORMOPS_T_ERF32_FAST, NORMOPS_T_TANH32_FAST
+};
+
+static inline void normops_etfunc_map(int which, const void* x, void* y, ptrdiff_t n) {
+#define NORMOPS_CASE(tag, f, T)                                                     \
+    case tag: normops_##f##_array((const T*)x, (T*)y, n); break;                    \
+    case tag | NORMOPS_T_SCALAR: normops_##f##_scalar_array((const T*)x, (T*)y, n); break;
+    switch (which) {
+    NORMOPS_CASE(NORMOPS_T_ERF32, erf32, float)
+    NORMOPS_CASE(NORMOPS_T_TANH32, tanh32, float)
+    NORMOPS_CASE(NORMOPS_T_ERF64, erf64, double)
+    NORMOPS_CASE(NORMOPS_T_TANH64, tanh64, double)
+    NORMOPS_CASE(NORMOPS_T_ERF32_FAST, erf32_fast, float)
+    NORMOPS_CASE(NORMOPS_T_TANH32_FAST, tanh32_fast, float)
+    default: break;
+    }
+#undef NORMOPS_CASE
+}
+
+/* The double polynomial before the final rounding, on |x| (error checks). */
+static inline void normops_et_raw(int which, const float* x, double* y, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        double a = (double)x[i] < 0 ? -(double)x[i] : (double)x[i];
+        int32_t k; double t;
+        if (which == NORMOPS_T_ERF32) {
+            NORMOPS_ET_REDUCE(double, a, NORMOPS_ERF_INTERVALS, k, t);
+            y[i] = NORMOPS_ET_HORNER(double, normops_erf_coef, NORMOPS_ET_DEG, k, t, NORMOPS_ET_MULADD);
+        } else {
+            NORMOPS_ET_REDUCE(double, a, NORMOPS_TANH_INTERVALS, k, t);
+            y[i] = NORMOPS_ET_HORNER(double, normops_tanh_coef, NORMOPS_ET_DEG, k, t, NORMOPS_ET_MULADD);
+        }
+    }
+}
+
+#endif
