@@ -13,6 +13,7 @@ from .batch import imap_batch, map_batch
 from ._version import __version__
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .activation import sigmoid
+from .gelu import bias_gelu, gelu
 from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
@@ -28,4 +29,5 @@ __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "exp32", "log32",
+    "gelu", "bias_gelu",
 ]

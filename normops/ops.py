@@ -7,10 +7,12 @@ and LogSoftmax are here only: at the top level ``normops.softmax`` and
 ``normops.log_softmax`` follow SciPy's ``scipy.special`` signatures.
 """
 from .activation import sigmoid
+from .gelu import bias_gelu, gelu
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .softmax import hardmax, log_softmax, softmax
 
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid",
+    "gelu", "bias_gelu",
 ]
