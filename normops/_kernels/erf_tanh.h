@@ -46,7 +46,7 @@
     } while (0)
 
 /* f32 exact: the double polynomial on |x|, rounded once, sign of x */
-#define NORMOPS_ET_DEFINE32(name, INTERVALS, FAST_INTERVALS, SAT64, SAT32)                                       \
+#define NORMOPS_ET_DEFINE32(name, INTERVALS, SAT64)                                       \
     NORMOPS_ALWAYS_INLINE float normops_##name##32(float x) {                      \
         uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
         double a = (double)normops_u2f(ax);                                        \
@@ -68,21 +68,69 @@
         uint64_t y = normops_d2u(p) | (ux & 0x8000000000000000ull);                \
         y = ax > 0x7FF0000000000000ull ? NORMOPS_NAN64 : y;                        \
         return normops_u2d(y);                                                     \
+    }
+
+NORMOPS_ET_DEFINE32(erf, NORMOPS_ERF_INTERVALS, NORMOPS_ERF_SAT64)
+NORMOPS_ET_DEFINE32(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_SAT64)
+
+/* ------------------------------------------------------------ fast */
+
+/* 32 intervals of width W (1/8 for erf, 5/16 for tanh), i = (int)(|x|/W)
+ * (the product rounded: i may be the neighbour at a boundary, where the
+ * polynomial still holds), t = |x| - c_i exact (Sterbenz), coefficient k of
+ * interval i at k * 32 + i. At AVX-512 the 32 entries of a coefficient sit
+ * in two registers and one vpermt2ps picks them (no gathers); the scalar
+ * function runs the vector code on one lane, so both give the same bits. */
+#define NORMOPS_ET_FAST_LAST(F) (32.0f * NORMOPS_##F##_FAST_WIDTH - 0x1p-16f)
+#if defined(__AVX512F__)
+NORMOPS_ALWAYS_INLINE __m512 normops_et_fast16(__m512 x, const float* tab, float width, float invw, float last,
+                                              float sat) {
+    const __m512i absmask = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), absmask));
+    __m512 a = _mm512_min_ps(ax, _mm512_set1_ps(last));          /* NaN -> last, as the scalar select */
+    __m512i i = _mm512_cvttps_epi32(_mm512_mul_ps(a, _mm512_set1_ps(invw)));
+    __m512i m = _mm512_add_epi32(_mm512_add_epi32(i, i), _mm512_min_epi32(i, _mm512_set1_epi32(1)));
+    __m512 t = _mm512_sub_ps(a, _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0.5f * width)));
+    const float* c = tab + NORMOPS_ET_FAST_DEG * 32;
+    __m512 p = _mm512_permutex2var_ps(_mm512_loadu_ps(c), i, _mm512_loadu_ps(c + 16));
+    for (int k = NORMOPS_ET_FAST_DEG - 1; k >= 0; k--) {
+        c = tab + k * 32;
+        p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(_mm512_loadu_ps(c), i, _mm512_loadu_ps(c + 16)));
+    }
+    p = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(sat), _CMP_GE_OQ), p, _mm512_set1_ps(1.0f));
+    __m512 y = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(p),
+                                                   _mm512_andnot_si512(absmask, _mm512_castps_si512(x))));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y,
+                                _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+}
+#define NORMOPS_ET_FAST_DEFINE(name, F)                                            \
+    NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_fast16(__m512 x) {             \
+        return normops_et_fast16(x, normops_##name##_fast_coef, NORMOPS_##F##_FAST_WIDTH, \
+                                 NORMOPS_##F##_FAST_INVWIDTH, NORMOPS_ET_FAST_LAST(F), NORMOPS_##F##_SAT32); \
     }                                                                              \
+    NORMOPS_ALWAYS_INLINE float normops_##name##32_fast(float x) {                 \
+        return _mm512_cvtss_f32(normops_##name##32_fast16(_mm512_set1_ps(x)));     \
+    }
+#else
+#define NORMOPS_ET_FAST_DEFINE(name, F)                                            \
     NORMOPS_ALWAYS_INLINE float normops_##name##32_fast(float x) {                 \
         uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
         float a = normops_u2f(ax);                                                 \
-        int32_t i; float t;                                                        \
-        NORMOPS_ET_REDUCE(float, a, FAST_INTERVALS, i, t);                        \
-        float p = NORMOPS_ET_HORNER(float, normops_##name##_fast_coef, NORMOPS_ET_FAST_DEG, i, t, NORMOPS_FMAF); \
-        p = a >= SAT32 ? 1.0f : p;                                                 \
+        float a_ = a < NORMOPS_ET_FAST_LAST(F) ? a : NORMOPS_ET_FAST_LAST(F);      \
+        int32_t i = (int32_t)(a_ * NORMOPS_##F##_FAST_INVWIDTH);                   \
+        float t = a_ - (float)(2 * i + (i > 0)) * (0.5f * NORMOPS_##F##_FAST_WIDTH); \
+        const float* c = normops_##name##_fast_coef;                               \
+        float p = c[NORMOPS_ET_FAST_DEG * 32 + i];                                 \
+        _Pragma("GCC unroll 16")                                                   \
+        for (int k = NORMOPS_ET_FAST_DEG - 1; k >= 0; k--) p = NORMOPS_FMAF(p, t, c[k * 32 + i]); \
+        p = a >= NORMOPS_##F##_SAT32 ? 1.0f : p;                                   \
         uint32_t y = normops_f2u(p) | (ux & 0x80000000u);                          \
         y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
         return normops_u2f(y);                                                     \
     }
-
-NORMOPS_ET_DEFINE32(erf, NORMOPS_ERF_INTERVALS, NORMOPS_ERF_FAST_INTERVALS, NORMOPS_ERF_SAT64, NORMOPS_ERF_SAT32)
-NORMOPS_ET_DEFINE32(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_FAST_INTERVALS, NORMOPS_TANH_SAT64, NORMOPS_TANH_SAT32)
+#endif
+NORMOPS_ET_FAST_DEFINE(erf, ERF)
+NORMOPS_ET_FAST_DEFINE(tanh, TANH)
 
 NORMOPS_MAPS(erf32, float)
 NORMOPS_MAPS(tanh32, float)
