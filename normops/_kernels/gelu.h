@@ -44,15 +44,16 @@ NORMOPS_GELU_ELEMENT(double, f64, normops_erf64, normops_tanh64, NORMOPS_NAN64, 
             for (ptrdiff_t i = 0; i < n; i++) y[i] = normops_gelu_##name##_##kind(x[i] + b[i]); \
         }                                                                          \
     }
-NORMOPS_GELU_MAP(float, f32, erf)
 NORMOPS_GELU_MAP(float, f32, tanh)
 #if defined(__AVX512F__)
 /* The fast float32 maps in explicit vectors (the fast erf/tanh pick their
  * coefficients with vpermt2ps); the same operations as the scalar element
  * functions above, no fused multiply-add outside erf/tanh. */
-NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_fast16(__m512 v, int kind) {
+NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast) {
     __m512 g;
-    if (kind == NORMOPS_GELU_TANH) {
+    if (!fast) {  /* the exact flavour's erf (its tanh stays in the gathering loop) */
+        g = normops_erf32_16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
+    } else if (kind == NORMOPS_GELU_TANH) {
         __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
         __m512 inner = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps((float)0.044715), cube));
         g = normops_tanh32_fast16(_mm512_mul_ps(_mm512_set1_ps((float)0.79788456080286535588), inner));
@@ -64,27 +65,32 @@ NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_fast16(__m512 v, int kind) {
                                 _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
 }
 
-NORMOPS_ALWAYS_INLINE void normops_gelu_f32_fast_map(const float* x, const float* b, float* y, ptrdiff_t n, int kind) {
+NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float* b, float* y, ptrdiff_t n, int kind,
+                                                     int fast) {
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_loadu_ps(x + i);
         if (b) v = _mm512_add_ps(v, _mm512_loadu_ps(b + i));
-        _mm512_storeu_ps(y + i, normops_gelu_f32_fast16(v, kind));
+        _mm512_storeu_ps(y + i, normops_gelu_f32_vec16(v, kind, fast));
     }
     if (i < n) {
         __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
         __m512 v = _mm512_maskz_loadu_ps(m, x + i);
         if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b + i));
-        _mm512_mask_storeu_ps(y + i, m, normops_gelu_f32_fast16(v, kind));
+        _mm512_mask_storeu_ps(y + i, m, normops_gelu_f32_vec16(v, kind, fast));
     }
 }
 static void normops_gelu_f32_fast_erf_map(const float* x, const float* b, float* y, ptrdiff_t n) {
-    normops_gelu_f32_fast_map(x, b, y, n, NORMOPS_GELU_ERF);
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_ERF, 1);
 }
 static void normops_gelu_f32_fast_tanh_map(const float* x, const float* b, float* y, ptrdiff_t n) {
-    normops_gelu_f32_fast_map(x, b, y, n, NORMOPS_GELU_TANH);
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_TANH, 1);
+}
+static void normops_gelu_f32_erf_map(const float* x, const float* b, float* y, ptrdiff_t n) {
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_ERF, 0);
 }
 #else
+NORMOPS_GELU_MAP(float, f32, erf)
 NORMOPS_GELU_MAP(float, f32_fast, erf)
 NORMOPS_GELU_MAP(float, f32_fast, tanh)
 #endif
