@@ -242,3 +242,12 @@ def test_erf_tanh_special_values(name):
     y64 = np.empty_like(x64)
     getattr(isa.kernels, f"{name}64_into")(x64, y64)
     assert y64.view(np.uint64)[0] == 0x7FF8000000000000 and y64[2] == 1 and y64[3] == -1 and y64[9] == 1
+
+
+def test_erf_tanh_tables_are_reproducible():
+    import subprocess
+    import sys
+    from pathlib import Path
+    tool = Path(__file__).resolve().parents[1] / "tools" / "gen_erf_tanh_tables.py"
+    result = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
