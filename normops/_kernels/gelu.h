@@ -12,6 +12,7 @@
 #define NORMOPS_GELU_H
 
 #include "erf_tanh.h"
+#include "softmax_steps.h"  /* NORMOPS_SIGMOID_AHEAD */
 
 enum { NORMOPS_GELU_ERF = 0, NORMOPS_GELU_TANH = 1 };
 
@@ -69,6 +70,8 @@ NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float*
                                                      int fast) {
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
+        /* compute-bound: fetch ahead so the reads hide behind it (as Sigmoid) */
+        __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
         __m512 v = _mm512_loadu_ps(x + i);
         if (b) v = _mm512_add_ps(v, _mm512_loadu_ps(b + i));
         _mm512_storeu_ps(y + i, normops_gelu_f32_vec16(v, kind, fast));
