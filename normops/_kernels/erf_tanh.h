@@ -14,8 +14,10 @@
  *
  * Only + - * on double/float, an exact float -> int truncation (the
  * interval index) and table loads; no libm. The table loads are gathers in
- * the vectorised loops, which perform exactly the scalar operations: the
- * exact functions give the same bits at every ISA level.
+ * the auto-vectorised loops; at AVX-512 the float32 erf (and both fast
+ * functions) keep each coefficient's intervals in two registers instead.
+ * Every form performs exactly the scalar operations: the exact functions
+ * give the same bits at every ISA level.
  *
  * Special values: NaN -> canonical NaN; +-inf -> +-1; +-0 -> +-0; |x|
  * from the saturation threshold on (erf_tanh_tables.h) gives exactly +-1.
@@ -36,7 +38,7 @@
         p_; })
 #define NORMOPS_ET_MULADD(a, b, c) ((a) * (b) + (c))
 
-/* |x| (a double or float >= 0, not NaN) clamped below 4 * INTERVALS;
+/* |x| (a double or float >= 0; NaN becomes the bound) clamped below INTERVALS / 4;
  * interval i = floor(4a); t = a - c_i, exact (c_0 = 0, c_i = i/4 + 1/8) */
 #define NORMOPS_ET_REDUCE(T, a, INTERVALS, i, t) do {                             \
         const T last_ = (T)(INTERVALS) * (T)0.25 - (T)0x1p-16;                     \
