@@ -213,19 +213,4 @@ static inline void normops_etfunc_map(int which, const void* x, void* y, ptrdiff
 #undef NORMOPS_CASE
 }
 
-/* The double polynomial before the final rounding, on |x| (error checks). */
-static inline void normops_et_raw(int which, const float* x, double* y, ptrdiff_t n) {
-    for (ptrdiff_t i = 0; i < n; i++) {
-        double a = (double)x[i] < 0 ? -(double)x[i] : (double)x[i];
-        int32_t k; double t;
-        if (which == NORMOPS_T_ERF32) {
-            NORMOPS_ET_REDUCE(double, a, NORMOPS_ERF_INTERVALS, k, t);
-            y[i] = NORMOPS_ET_HORNER(double, normops_erf_coef, NORMOPS_ET_DEG, k, t, NORMOPS_ET_MULADD);
-        } else {
-            NORMOPS_ET_REDUCE(double, a, NORMOPS_TANH_INTERVALS, k, t);
-            y[i] = NORMOPS_ET_HORNER(double, normops_tanh_coef, NORMOPS_ET_DEG, k, t, NORMOPS_ET_MULADD);
-        }
-    }
-}
-
 #endif

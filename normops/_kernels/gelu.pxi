@@ -12,7 +12,6 @@ cdef extern from "gelu.h" nogil:
         NORMOPS_T_ERF32_FAST
         NORMOPS_T_TANH32_FAST
     void normops_etfunc_map(int which, const void* x, void* y, Py_ssize_t n)
-    void normops_et_raw(int which, const float* x, double* y, Py_ssize_t n)
     void normops_gelu_segment_f32(const float* x, const float* b, Py_ssize_t cols, float* y,
                                   Py_ssize_t start, Py_ssize_t length, int kind, int fast)
     void normops_gelu_segment_f64(const double* x, const double* b, Py_ssize_t cols, double* y,
@@ -93,17 +92,6 @@ def erf32_fast_into(x, out, int n_threads=1, bint scalar=False):
 def tanh32_fast_into(x, out, int n_threads=1, bint scalar=False):
     """out = the fast flavour's tanh (float32 arithmetic, about 2 ulp)."""
     run_etfunc(NORMOPS_T_TANH32_FAST, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
-
-
-def erf_tanh_raw_into(x, out, bint tanh):
-    """out (float64) = the double polynomial of erf32/tanh32 on |x| before
-    its rounding to float32 (error measurements)."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
-    check_array(x, cnp.NPY_FLOAT32, n, False, "x")
-    check_array(out, cnp.NPY_FLOAT64, n, True, "out")
-    with nogil:
-        normops_et_raw(NORMOPS_T_TANH32 if tanh else NORMOPS_T_ERF32,
-                       <const float*>cnp.PyArray_DATA(<cnp.ndarray>x), <double*>cnp.PyArray_DATA(<cnp.ndarray>out), n)
 
 
 def gelu_flat(x, b, y, bint tanh, bint fast, int n_threads):
