@@ -15,6 +15,7 @@ from .normalization import layer_normalization, rms_normalization, simplified_la
 from .activation import sigmoid
 from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .row_divide import lp_normalization, mean_variance_normalization
+from .gelu import bias_gelu, gelu
 from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
@@ -45,4 +46,5 @@ __all__ = [
     "mean", "amax", "amin", "prod", "logsumexp",
     "mean_variance_normalization", "lp_normalization",
     "argmax", "argmin", "cumsum",
+    "gelu", "bias_gelu",
 ]

@@ -10,6 +10,7 @@ from .activation import sigmoid
 from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .arg_reduce import arg_max, arg_min
 from .cumulative import cum_sum
+from .gelu import bias_gelu, gelu
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .row_divide import lp_normalization, mean_variance_normalization
 from .reduction import (
@@ -26,4 +27,5 @@ __all__ = [
     "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
     "mean_variance_normalization", "lp_normalization",
     "arg_max", "arg_min", "cum_sum",
+    "gelu", "bias_gelu",
 ]

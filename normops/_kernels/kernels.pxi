@@ -52,6 +52,7 @@ include "transcendental.pxi"
 include "softmax.pxi"
 include "reduce.pxi"
 include "argcum.pxi"
+include "gelu.pxi"
 
 
 # ----------------------------------------------------------------- checks

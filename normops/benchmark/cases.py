@@ -586,6 +586,49 @@ def argcum_case(op_type: str, shape: Sequence[int], axis: int,
 for _op in _ARGCUM_OPS:
     for _shape, _axis in (((1024, 4096), -1), ((1024, 4096), 0), ((4194304,), 0), ((32, 1024, 128), 1)):
         register(argcum_case(_op, _shape, _axis))
+def _np_gelu(inputs, attributes, acc=np.float32):
+    v = inputs[0].astype(acc)
+    if len(inputs) > 1:
+        v = v + inputs[1].astype(acc)
+    if attributes.get("approximate", "none") == "tanh":
+        g = np.tanh(np.sqrt(2 / np.pi) * (v + 0.044715 * v ** 3))
+    else:
+        try:  # NumPy has no erf
+            from scipy.special import erf
+        except ImportError:
+            from math import erf
+            erf = np.vectorize(erf, otypes=[acc])
+        g = erf(v / np.sqrt(2))
+    return (0.5 * v * (1 + g)).astype(inputs[0].dtype)
+
+
+def _torch_gelu(torch, tensors, attributes):
+    v = tensors[0] if len(tensors) == 1 else tensors[0] + tensors[1]
+    return torch.nn.functional.gelu(v, approximate=attributes.get("approximate", "none"))
+
+
+def gelu_case(shape: tuple[int, ...], bias: bool = False, approximate: str = "none",
+              dtypes: Sequence[str] = ("float32",)) -> Case:
+    """Build (without registering) a Gelu (opset 20) or com.microsoft
+    BiasGelu case; BiasGelu's B (the last dimension) is an initializer."""
+    def make(rng, dtype):
+        x = [(rng.standard_normal(shape) * 3).astype(dtype)]
+        return x + [rng.standard_normal(shape[-1]).astype(dtype)] if bias else x
+
+    op = "BiasGelu" if bias else "Gelu"
+    return Case(
+        name=f"{op}_{'x'.join(map(str, shape))}" + ("_tanh" if approximate == "tanh" else ""),
+        op_type=op, opset=1 if bias else 20, shape=tuple(shape),
+        attributes={} if bias else {"approximate": approximate},
+        dtypes=tuple(np.dtype(d).name for d in dtypes), make_inputs=make,
+        numpy_fn=_np_gelu, torch_fn=_torch_gelu, normops_fn="bias_gelu" if bias else "gelu", width=1,
+        domain="com.microsoft" if bias else "", input_names=("A", "B") if bias else ("X",),
+    )
+
+
+register(gelu_case((1048576,)))
+for _shape in ((4096, 256), (1024, 1024), (256, 4096)):
+    register(gelu_case(_shape, bias=True))
 
 #: The per-call overhead probe: a node so small that the time is the call.
 OVERHEAD_CASE = register(normalization_case("LayerNormalization", (1, 8), hidden=True))

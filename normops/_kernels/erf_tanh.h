@@ -1,0 +1,216 @@
+/* normops' own erf and tanh (docs/transcendentals.md, "erf and tanh").
+ *
+ * erf32 / tanh32: float32 in and out. |x| widened to double, a polynomial
+ * of degree 15 on its interval of width 1/4 (erf_tanh_tables.h), evaluated
+ * in double by Horner's rule with separate * and + (the build passes
+ * -ffp-contract=off), rounded once to float32, sign restored. The double
+ * has a relative error below 2^-50 (fit, coefficient rounding and Horner),
+ * so the float32 result is within 0.5 + 2^-26 ulp: faithful, correctly
+ * rounded except within 2^-26 ulp of a midpoint (measured over every
+ * input, docs/transcendentals.md). erf64 / tanh64: the same polynomials in
+ * double, about one ulp. erf32_fast / tanh32_fast: degree 7 with float
+ * coefficients in float arithmetic, fused multiply-add where the CPU has
+ * it (the fast flavour may differ between ISA levels), about 2 ulp.
+ *
+ * Only + - * on double/float, an exact float -> int truncation (the
+ * interval index) and table loads; no libm. The table loads are gathers in
+ * the auto-vectorised loops; at AVX-512 the float32 erf (and both fast
+ * functions) keep each coefficient's intervals in two registers instead.
+ * Every form performs exactly the scalar operations: the exact functions
+ * give the same bits at every ISA level.
+ *
+ * Special values: NaN -> canonical NaN; +-inf -> +-1; +-0 -> +-0; |x|
+ * from the saturation threshold on (erf_tanh_tables.h) gives exactly +-1.
+ */
+#ifndef NORMOPS_ERF_TANH_H
+#define NORMOPS_ERF_TANH_H
+
+#include "transcendental.h"
+#include "erf_tanh_tables.h"
+
+/* Horner's rule on interval i of a coefficient table of degree DEG. The
+ * index is int32 arithmetic so that gcc makes the loads gathers. */
+#define NORMOPS_ET_HORNER(T, tab, DEG, i, t, FMA) ({                              \
+        int32_t b_ = (i) * ((DEG) + 1);                                            \
+        T p_ = (tab)[b_ + (DEG)];                                                  \
+        _Pragma("GCC unroll 16")                                                   \
+        for (int k_ = (DEG) - 1; k_ >= 0; k_--) p_ = FMA(p_, (t), (tab)[b_ + k_]);  \
+        p_; })
+#define NORMOPS_ET_MULADD(a, b, c) ((a) * (b) + (c))
+
+/* |x| (a double or float >= 0; NaN becomes the bound) clamped below INTERVALS / 4;
+ * interval i = floor(4a); t = a - c_i, exact (c_0 = 0, c_i = i/4 + 1/8) */
+#define NORMOPS_ET_REDUCE(T, a, INTERVALS, i, t) do {                             \
+        const T last_ = (T)(INTERVALS) * (T)0.25 - (T)0x1p-16;                     \
+        T a_ = (a) < last_ ? (a) : last_;                                          \
+        i = (int32_t)(a_ * (T)4);                                                  \
+        t = a_ - (T)(2 * i + (i > 0)) * (T)0.125;  /* integer select: vectorises */ \
+    } while (0)
+
+/* f32 exact: the double polynomial on |x|, rounded once, sign of x */
+#define NORMOPS_ET_DEFINE32(name, INTERVALS32, INTERVALS, SAT64)                                       \
+    NORMOPS_ALWAYS_INLINE float normops_##name##32(float x) {                      \
+        uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
+        double a = (double)normops_u2f(ax);                                        \
+        int32_t i; double t;                                                       \
+        NORMOPS_ET_REDUCE(double, a, INTERVALS32, i, t);                           \
+        double p = NORMOPS_ET_HORNER(double, normops_##name##_coef, NORMOPS_ET_DEG, i, t, NORMOPS_ET_MULADD); \
+        p = a >= SAT64 ? 1.0 : p;                                                  \
+        uint32_t y = normops_f2u((float)p) | (ux & 0x80000000u);                   \
+        y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
+        return normops_u2f(y);                                                     \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE double normops_##name##64(double x) {                    \
+        uint64_t ux = normops_d2u(x), ax = ux & 0x7FFFFFFFFFFFFFFFull;             \
+        double a = normops_u2d(ax);                                                \
+        int32_t i; double t;                                                       \
+        NORMOPS_ET_REDUCE(double, a, INTERVALS, i, t);                             \
+        double p = NORMOPS_ET_HORNER(double, normops_##name##_coef, NORMOPS_ET_DEG, i, t, NORMOPS_ET_MULADD); \
+        p = a >= SAT64 ? 1.0 : p;                                                  \
+        uint64_t y = normops_d2u(p) | (ux & 0x8000000000000000ull);                \
+        y = ax > 0x7FF0000000000000ull ? NORMOPS_NAN64 : y;                        \
+        return normops_u2d(y);                                                     \
+    }
+
+/* float32 erf is clamped below 4 (it rounds to 1 from 3.92 on), so that it
+ * reads the first 16 intervals only; tanh below 19.5 */
+NORMOPS_ET_DEFINE32(erf, 16, NORMOPS_ERF_INTERVALS, NORMOPS_ERF_SAT64)
+NORMOPS_ET_DEFINE32(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_SAT64)
+
+#if defined(__AVX512F__)
+/* erf32 on 16 lanes in explicit vectors: the operations of normops_erf32
+ * (two halves of 8 doubles), each coefficient picked from two registers by
+ * vpermt2pd instead of a gather; the same bits. */
+NORMOPS_ALWAYS_INLINE __m512d normops_erf32_poly8(__m512d a) {
+    __m512d a_ = _mm512_min_pd(a, _mm512_set1_pd(16 * 0.25 - 0x1p-16));   /* NaN -> the bound, as the select */
+    __m256i i = _mm512_cvttpd_epi32(_mm512_mul_pd(a_, _mm512_set1_pd(4.0)));
+    __m256i m = _mm256_add_epi32(_mm256_add_epi32(i, i), _mm256_min_epi32(i, _mm256_set1_epi32(1)));
+    __m512d t = _mm512_sub_pd(a_, _mm512_mul_pd(_mm512_cvtepi32_pd(m), _mm512_set1_pd(0.125)));
+    __m512i idx = _mm512_cvtepi32_epi64(i);
+    const double* c = normops_erf_coef16 + NORMOPS_ET_DEG * 16;
+    __m512d p = _mm512_permutex2var_pd(_mm512_loadu_pd(c), idx, _mm512_loadu_pd(c + 8));
+    for (int k = NORMOPS_ET_DEG - 1; k >= 0; k--) {
+        c = normops_erf_coef16 + k * 16;
+        p = _mm512_add_pd(_mm512_mul_pd(p, t), _mm512_permutex2var_pd(_mm512_loadu_pd(c), idx, _mm512_loadu_pd(c + 8)));
+    }
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, _mm512_set1_pd(NORMOPS_ERF_SAT64), _CMP_GE_OQ), p,
+                                _mm512_set1_pd(1.0));
+}
+
+NORMOPS_ALWAYS_INLINE __m512 normops_erf32_16(__m512 x) {
+    const __m512i absmask = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), absmask));
+    __m256 lo = _mm512_cvtpd_ps(normops_erf32_poly8(_mm512_cvtps_pd(_mm512_castps512_ps256(ax))));
+    __m256 hi = _mm512_cvtpd_ps(normops_erf32_poly8(_mm512_cvtps_pd(_mm512_extractf32x8_ps(ax, 1))));
+    __m512 p = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+    __m512 y = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(p),
+                                                   _mm512_andnot_si512(absmask, _mm512_castps_si512(x))));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y,
+                                _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+}
+#endif
+
+/* ------------------------------------------------------------ fast */
+
+/* 32 intervals of width W (1/8 for erf, 5/16 for tanh), i = (int)(|x|/W)
+ * (the product rounded: i may be the neighbour at a boundary, where the
+ * polynomial still holds), t = |x| - c_i exact (Sterbenz), coefficient k of
+ * interval i at k * 32 + i. At AVX-512 the 32 entries of a coefficient sit
+ * in two registers and one vpermt2ps picks them (no gathers); the scalar
+ * function runs the vector code on one lane, so both give the same bits. */
+#define NORMOPS_ET_FAST_LAST(F) (32.0f * NORMOPS_##F##_FAST_WIDTH - 0x1p-16f)
+#if defined(__AVX512F__)
+NORMOPS_ALWAYS_INLINE __m512 normops_et_fast16(__m512 x, const float* tab, float width, float invw, float last,
+                                              float sat) {
+    const __m512i absmask = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), absmask));
+    __m512 a = _mm512_min_ps(ax, _mm512_set1_ps(last));          /* NaN -> last, as the scalar select */
+    __m512i i = _mm512_cvttps_epi32(_mm512_mul_ps(a, _mm512_set1_ps(invw)));
+    __m512i m = _mm512_add_epi32(_mm512_add_epi32(i, i), _mm512_min_epi32(i, _mm512_set1_epi32(1)));
+    __m512 t = _mm512_sub_ps(a, _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0.5f * width)));
+    const float* c = tab + NORMOPS_ET_FAST_DEG * 32;
+    __m512 p = _mm512_permutex2var_ps(_mm512_loadu_ps(c), i, _mm512_loadu_ps(c + 16));
+    for (int k = NORMOPS_ET_FAST_DEG - 1; k >= 0; k--) {
+        c = tab + k * 32;
+        p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(_mm512_loadu_ps(c), i, _mm512_loadu_ps(c + 16)));
+    }
+    p = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(sat), _CMP_GE_OQ), p, _mm512_set1_ps(1.0f));
+    __m512 y = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(p),
+                                                   _mm512_andnot_si512(absmask, _mm512_castps_si512(x))));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y,
+                                _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+}
+#define NORMOPS_ET_FAST_DEFINE(name, F)                                            \
+    NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_fast16(__m512 x) {             \
+        return normops_et_fast16(x, normops_##name##_fast_coef, NORMOPS_##F##_FAST_WIDTH, \
+                                 NORMOPS_##F##_FAST_INVWIDTH, NORMOPS_ET_FAST_LAST(F), NORMOPS_##F##_SAT32); \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE float normops_##name##32_fast(float x) {                 \
+        return _mm512_cvtss_f32(normops_##name##32_fast16(_mm512_set1_ps(x)));     \
+    }
+#else
+#define NORMOPS_ET_FAST_DEFINE(name, F)                                            \
+    NORMOPS_ALWAYS_INLINE float normops_##name##32_fast(float x) {                 \
+        uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
+        float a = normops_u2f(ax);                                                 \
+        float a_ = a < NORMOPS_ET_FAST_LAST(F) ? a : NORMOPS_ET_FAST_LAST(F);      \
+        int32_t i = (int32_t)(a_ * NORMOPS_##F##_FAST_INVWIDTH);                   \
+        float t = a_ - (float)(2 * i + (i > 0)) * (0.5f * NORMOPS_##F##_FAST_WIDTH); \
+        const float* c = normops_##name##_fast_coef;                               \
+        float p = c[NORMOPS_ET_FAST_DEG * 32 + i];                                 \
+        _Pragma("GCC unroll 16")                                                   \
+        for (int k = NORMOPS_ET_FAST_DEG - 1; k >= 0; k--) p = NORMOPS_FMAF(p, t, c[k * 32 + i]); \
+        p = a >= NORMOPS_##F##_SAT32 ? 1.0f : p;                                   \
+        uint32_t y = normops_f2u(p) | (ux & 0x80000000u);                          \
+        y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
+        return normops_u2f(y);                                                     \
+    }
+#endif
+NORMOPS_ET_FAST_DEFINE(erf, ERF)
+NORMOPS_ET_FAST_DEFINE(tanh, TANH)
+
+#if defined(__AVX512F__)
+/* the explicit vectors of Gelu, so that erf32_into (and the measurement
+ * over every input) runs the same code */
+static void normops_erf32_array(const float* x, float* y, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, normops_erf32_16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, normops_erf32_16(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+NORMOPS_SCALAR_MAP(erf32, float)
+#else
+NORMOPS_MAPS(erf32, float)
+#endif
+NORMOPS_MAPS(tanh32, float)
+NORMOPS_MAPS(erf64, double)
+NORMOPS_MAPS(tanh64, double)
+NORMOPS_MAPS(erf32_fast, float)
+NORMOPS_MAPS(tanh32_fast, float)
+
+/* One entry for the Cython maps (numbers after transcendental.h's). */
+enum normops_etfunc {
+    NORMOPS_T_ERF32 = 16, NORMOPS_T_TANH32, NORMOPS_T_ERF64, NORMOPS_T_TANH64,
+    NORMOPS_T_ERF32_FAST, NORMOPS_T_TANH32_FAST
+};
+
+static inline void normops_etfunc_map(int which, const void* x, void* y, ptrdiff_t n) {
+#define NORMOPS_CASE(tag, f, T)                                                     \
+    case tag: normops_##f##_array((const T*)x, (T*)y, n); break;                    \
+    case tag | NORMOPS_T_SCALAR: normops_##f##_scalar_array((const T*)x, (T*)y, n); break;
+    switch (which) {
+    NORMOPS_CASE(NORMOPS_T_ERF32, erf32, float)
+    NORMOPS_CASE(NORMOPS_T_TANH32, tanh32, float)
+    NORMOPS_CASE(NORMOPS_T_ERF64, erf64, double)
+    NORMOPS_CASE(NORMOPS_T_TANH64, tanh64, double)
+    NORMOPS_CASE(NORMOPS_T_ERF32_FAST, erf32_fast, float)
+    NORMOPS_CASE(NORMOPS_T_TANH32_FAST, tanh32_fast, float)
+    default: break;
+    }
+#undef NORMOPS_CASE
+}
+
+#endif

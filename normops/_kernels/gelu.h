@@ -1,0 +1,123 @@
+/* Gelu and com.microsoft BiasGelu, element-wise (docs/exactness.md, "Gelu").
+ *
+ * approximate="none": y = (0.5 * v) * (1 + erf(v * RN(1/sqrt 2)))
+ * approximate="tanh": y = (0.5 * v) * (1 + tanh(RN(sqrt(2/pi)) * (v + RN(0.044715) * ((v * v) * v))))
+ * with v = x (Gelu) or x + b (BiasGelu, the sum rounded first), every
+ * operation rounded in the array's type, the constants rounded once to it.
+ * erf/tanh: erf32/tanh32 (exact float32), erf32_fast/tanh32_fast (fast
+ * float32), erf64/tanh64 (float64, both flavours). NaN results are the
+ * canonical NaN (that includes Gelu(-inf) = -inf * 0).
+ */
+#ifndef NORMOPS_GELU_H
+#define NORMOPS_GELU_H
+
+#include "erf_tanh.h"
+#include "softmax_steps.h"  /* NORMOPS_SIGMOID_AHEAD */
+
+enum { NORMOPS_GELU_ERF = 0, NORMOPS_GELU_TANH = 1 };
+
+#define NORMOPS_GELU_ELEMENT(T, name, ERF, TANH, NANBITS, TOU, FROMU)              \
+    NORMOPS_ALWAYS_INLINE T normops_gelu_##name##_erf(T v) {                       \
+        T g = ERF(v * (T)0.70710678118654752440);                                  \
+        T y = ((T)0.5 * v) * ((T)1 + g);                                           \
+        return y != y ? FROMU(NANBITS) : y;                                        \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE T normops_gelu_##name##_tanh(T v) {                      \
+        T inner = v + (T)0.044715 * ((v * v) * v);                                 \
+        T g = TANH((T)0.79788456080286535588 * inner);                             \
+        T y = ((T)0.5 * v) * ((T)1 + g);                                           \
+        return y != y ? FROMU(NANBITS) : y;                                        \
+    }
+
+NORMOPS_GELU_ELEMENT(float, f32, normops_erf32, normops_tanh32, NORMOPS_NAN32, normops_f2u, normops_u2f)
+NORMOPS_GELU_ELEMENT(float, f32_fast, normops_erf32_fast, normops_tanh32_fast, NORMOPS_NAN32, normops_f2u, normops_u2f)
+NORMOPS_GELU_ELEMENT(double, f64, normops_erf64, normops_tanh64, NORMOPS_NAN64, normops_d2u, normops_u2d)
+
+/* y[i] = Gelu(x[i]) or Gelu(x[i] + b[i]); y may be x */
+#define NORMOPS_GELU_MAP(T, name, kind)                                            \
+    NORMOPS_NO_PRE NORMOPS_GATHER_TUNE                                              \
+    static void normops_gelu_##name##_##kind##_map(const T* x, const T* b, T* y, ptrdiff_t n) { \
+        if (b == NULL) {                                                           \
+            NORMOPS_IVDEP                                                          \
+            for (ptrdiff_t i = 0; i < n; i++) y[i] = normops_gelu_##name##_##kind(x[i]); \
+        } else {                                                                   \
+            NORMOPS_IVDEP                                                          \
+            for (ptrdiff_t i = 0; i < n; i++) y[i] = normops_gelu_##name##_##kind(x[i] + b[i]); \
+        }                                                                          \
+    }
+NORMOPS_GELU_MAP(float, f32, tanh)
+#if defined(__AVX512F__)
+/* The fast float32 maps in explicit vectors (the fast erf/tanh pick their
+ * coefficients with vpermt2ps); the same operations as the scalar element
+ * functions above, no fused multiply-add outside erf/tanh. */
+NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast) {
+    __m512 g;
+    if (!fast) {  /* the exact flavour's erf (its tanh stays in the gathering loop) */
+        g = normops_erf32_16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
+    } else if (kind == NORMOPS_GELU_TANH) {
+        __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+        __m512 inner = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps((float)0.044715), cube));
+        g = normops_tanh32_fast16(_mm512_mul_ps(_mm512_set1_ps((float)0.79788456080286535588), inner));
+    } else {
+        g = normops_erf32_fast16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
+    }
+    __m512 y = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), g));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q), y,
+                                _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+}
+
+NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float* b, float* y, ptrdiff_t n, int kind,
+                                                     int fast) {
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        /* compute-bound: fetch ahead so the reads hide behind it (as Sigmoid) */
+        __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
+        __m512 v = _mm512_loadu_ps(x + i);
+        if (b) v = _mm512_add_ps(v, _mm512_loadu_ps(b + i));
+        _mm512_storeu_ps(y + i, normops_gelu_f32_vec16(v, kind, fast));
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b + i));
+        _mm512_mask_storeu_ps(y + i, m, normops_gelu_f32_vec16(v, kind, fast));
+    }
+}
+static void normops_gelu_f32_fast_erf_map(const float* x, const float* b, float* y, ptrdiff_t n) {
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_ERF, 1);
+}
+static void normops_gelu_f32_fast_tanh_map(const float* x, const float* b, float* y, ptrdiff_t n) {
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_TANH, 1);
+}
+static void normops_gelu_f32_erf_map(const float* x, const float* b, float* y, ptrdiff_t n) {
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_ERF, 0);
+}
+#else
+NORMOPS_GELU_MAP(float, f32, erf)
+NORMOPS_GELU_MAP(float, f32_fast, erf)
+NORMOPS_GELU_MAP(float, f32_fast, tanh)
+#endif
+NORMOPS_GELU_MAP(double, f64, erf)
+NORMOPS_GELU_MAP(double, f64, tanh)
+
+/* Elements [start, start + len) of x (rows of `cols` elements when b is
+ * not NULL: b, of cols elements, is added to every row). */
+#define NORMOPS_GELU_SEGMENT(T, name, fastname)                                    \
+    static void normops_gelu_segment_##name(const T* x, const T* b, ptrdiff_t cols, T* y, \
+                                            ptrdiff_t start, ptrdiff_t len, int kind, int fast) { \
+        void (*f)(const T*, const T*, T*, ptrdiff_t) =                             \
+            kind == NORMOPS_GELU_TANH ? (fast ? normops_gelu_##fastname##_tanh_map : normops_gelu_##name##_tanh_map) \
+                                      : (fast ? normops_gelu_##fastname##_erf_map : normops_gelu_##name##_erf_map); \
+        if (b == NULL) { f(x + start, NULL, y + start, len); return; }             \
+        ptrdiff_t end = start + len;                                               \
+        while (start < end) {                                                      \
+            ptrdiff_t j = start % cols;                                            \
+            ptrdiff_t run = cols - j < end - start ? cols - j : end - start;       \
+            f(x + start, b + j, y + start, run);                                   \
+            start += run;                                                          \
+        }                                                                          \
+    }
+NORMOPS_GELU_SEGMENT(float, f32, f32_fast)
+NORMOPS_GELU_SEGMENT(double, f64, f64)
+
+#endif

@@ -1,0 +1,253 @@
+"""Gelu and com.microsoft BiasGelu: bit for bit against the executable
+specification (special values, dtypes, threads, ISA levels), the fast
+flavour within its bound, and normops' own erf32/tanh32: error bound on a
+large sample, special values, the same bits at every level."""
+import numpy as np
+import pytest
+
+import normops
+import normops._isa as isa
+from normops import InvalidInputError, UnsupportedError
+
+try:
+    import ml_dtypes
+
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # optional
+    BF16 = None
+
+UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+SPECIALS = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-40, -3e-39, 1.1754944e-38,
+            3.4e38, -3.4e38, 1e20, -1e20, 3.92, -3.92, 9.02, -9.02, 5.0, -5.0, 10.0, -10.0, 1e-8, -1e-8]
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+    u = UINT[a.dtype.itemsize]
+    bad = np.flatnonzero(np.ascontiguousarray(a).view(u) != np.ascontiguousarray(b).view(u))
+    assert bad.size == 0, f"{bad.size} elements differ, first at flat {bad[0]}: {a.flat[bad[0]]!r} vs {b.flat[bad[0]]!r}"
+
+
+def sample(rng, shape, dtype):
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 2, shape)
+    flat = x.reshape(-1)
+    k = min(flat.size, len(SPECIALS))
+    flat[rng.choice(flat.size, k, replace=False)] = SPECIALS[:k]
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+def dtypes():
+    return [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)] + ([BF16] if BF16 else [])
+
+
+def run_both(op, inputs, attrs=None, **kw):
+    domain = "com.microsoft" if op == "BiasGelu" else ""
+    got = normops.run(op, inputs, attrs, domain=domain, **kw)[0]
+    want = normops.reference.run(op, inputs, attrs, domain=domain)[0]
+    same_bits(got, want)
+    return got
+
+
+# ------------------------------------------------------------------ Gelu
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("shape", [(1,), (7,), (33, 17), (3, 5, 1001), ()])
+def test_gelu_matches_the_specification(approximate, shape):
+    rng = np.random.default_rng([len(shape), approximate == "tanh"])
+    for dtype in dtypes():
+        x = sample(rng, shape, dtype)
+        before = x.copy()
+        got = run_both("Gelu", [x], {"approximate": approximate})
+        assert got.dtype == x.dtype and got.shape == x.shape
+        same_bits(x, before)  # the input is not modified
+
+
+def test_gelu_special_values():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, 3e38, -3e38, -10.0], np.float32)
+    for approximate in ("none", "tanh"):
+        for mode in ("exact", "fast"):
+            y = normops.gelu(x, approximate=approximate, mode=mode)
+            u = y.view(np.uint32)
+            assert u[0] == 0x7FC00000 and u[2] == 0x7FC00000  # NaN, and -inf * 0: canonical NaN
+            assert y[1] == np.inf and u[3] == 0 and u[4] == 0x80000000
+            assert y[6] == np.float32(3e38) and u[7] == 0x80000000 and u[8] == 0x80000000
+            assert y[5] == np.float32(1e-45) * np.float32(0.5) * np.float32(1)  # 0.5 x, rounded (to 0)
+
+
+def test_gelu_float64_and_narrow_types_are_rounded_once():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(5000).astype(np.float16)
+    y = normops.gelu(x)
+    same_bits(y, normops.gelu(x.astype(np.float32)).astype(np.float16))
+    x64 = rng.standard_normal(5000) * 3
+    from scipy.special import erf
+    want = 0.5 * x64 * (1 + erf(x64 / np.sqrt(2)))
+    # 1 + erf cancels for negative x in both: compare relative to 0.5 |x|
+    assert np.all(np.abs(normops.gelu(x64) - want) <= 2.0 ** -50 * np.abs(x64))
+
+
+@pytest.mark.parametrize("op", ["Gelu", "BiasGelu"])
+@pytest.mark.parametrize("mode", ["exact", "fast"])
+def test_threads_and_levels_do_not_change_bits(op, mode):
+    rng = np.random.default_rng(7)
+    x = sample(rng, (300, 333), np.float32)
+    inputs = [x] if op == "Gelu" else [x, sample(rng, (333,), np.float32)]
+    attr_sets = [{"approximate": "none"}, {"approximate": "tanh"}] if op == "Gelu" else [None]
+    domain = "com.microsoft" if op == "BiasGelu" else ""
+    ref = {}
+    for level in isa.available_levels():
+        with isa.use(level):
+            old = isa.kernels.set_serial_threshold(0)
+            try:
+                for k, attrs in enumerate(attr_sets):
+                    base = normops.run(op, inputs, attrs, domain=domain, mode=mode, n_threads=1)[0]
+                    for t in (2, 3, 8):
+                        same_bits(normops.run(op, inputs, attrs, domain=domain, mode=mode, n_threads=t)[0], base)
+                    if mode == "exact":  # exact: the same bits at every level
+                        ref.setdefault(k, base)
+                        same_bits(base, ref[k])
+            finally:
+                isa.kernels.set_serial_threshold(old)
+
+
+def fast_bound_ok(x, fast, exact):
+    # docs/transcendentals.md: the fast erf/tanh are within 2.5 float32 ulps,
+    # i.e. 2.5 * 2^-24 absolute below 1, which (0.5 x) carries into the
+    # result, plus the roundings of 1 + g and of the product
+    x = x.astype(np.float64)
+    finite = np.isfinite(exact)
+    bound = np.abs(x) * (1.5 * 2.0 ** -24) + np.abs(exact.astype(np.float64)) * 2.0 ** -22 + 2.0 ** -149
+    with np.errstate(invalid="ignore"):
+        err = np.abs(fast.astype(np.float64) - exact.astype(np.float64))
+    assert np.all(err[finite] <= bound[finite]), np.max(err[finite] / bound[finite])
+    same_bits(fast[~finite], exact[~finite])
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_fast_is_within_its_bound(approximate):
+    rng = np.random.default_rng(11)
+    x = np.concatenate([(rng.standard_normal(1 << 17) * 4).astype(np.float32),
+                        np.array(SPECIALS, np.float32)])
+    exact = normops.gelu(x, approximate=approximate)
+    for level in isa.available_levels():
+        with isa.use(level):
+            fast_bound_ok(x, normops.gelu(x, approximate=approximate, mode="fast"), exact)
+    # float64 has one flavour
+    x64 = x.astype(np.float64)
+    same_bits(normops.gelu(x64, approximate=approximate, mode="fast"), normops.gelu(x64, approximate=approximate))
+
+
+def test_gelu_errors():
+    x = np.ones(4, np.float32)
+    with pytest.raises(InvalidInputError, match="Gelu: attribute 'approximate'"):
+        normops.gelu(x, approximate="erf")
+    with pytest.raises(InvalidInputError, match="Gelu: input 'X' has dtype int32"):
+        normops.gelu(np.ones(3, np.int32))
+    with pytest.raises(UnsupportedError, match="Gelu: not defined at opset 19"):
+        normops.gelu(x, opset=19)
+    y = normops.run("Gelu", [x], {"approximate": b"tanh"})[0]
+    same_bits(y, normops.gelu(x, approximate="tanh"))
+
+
+# -------------------------------------------------------------- BiasGelu
+
+@pytest.mark.parametrize("shape", [(5,), (4, 17), (2, 3, 1000), (9, 16385), (1, 1)])
+def test_bias_gelu_matches_the_specification(shape):
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    for dtype in dtypes():
+        a, b = sample(rng, shape, dtype), sample(rng, shape[-1:], dtype)
+        got = run_both("BiasGelu", [a, b])
+        # Gelu of the rounded sum
+        with np.errstate(over="ignore", invalid="ignore"):
+            s = (a.astype(np.float32) + b.astype(np.float32)) if dtype != np.float64 else a + b
+            if dtype in (np.float32, np.float64):
+                same_bits(got, normops.gelu(s))
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.array([0.5, -1, 2, -3], np.float32)
+    same_bits(normops.bias_gelu(a, b), normops.gelu(a + b))
+
+
+def test_bias_gelu_errors():
+    a = np.ones((3, 4), np.float32)
+    with pytest.raises(InvalidInputError, match="BiasGelu: input 'B' has shape \\(3,\\)"):
+        normops.bias_gelu(a, np.ones(3, np.float32))
+    with pytest.raises(InvalidInputError, match="BiasGelu: input 'B' has shape \\(1, 4\\)"):
+        normops.bias_gelu(a, np.ones((1, 4), np.float32))
+    with pytest.raises(InvalidInputError, match="BiasGelu: input 'B' has dtype float64"):
+        normops.bias_gelu(a, np.ones(4))
+    with pytest.raises(InvalidInputError, match="BiasGelu: input 'A' must have rank >= 1"):
+        normops.bias_gelu(np.float32(1), np.ones(1, np.float32))
+    with pytest.raises(InvalidInputError, match="BiasGelu: input 'B' is required"):
+        normops.run("BiasGelu", [a], domain="com.microsoft")
+    with pytest.raises(UnsupportedError, match="BiasGelu"):
+        normops.run("BiasGelu", [a, np.ones(4, np.float32)])  # not in the default domain
+
+
+# ------------------------------------------------------- erf32 and tanh32
+
+def ulp_error(y, ref):
+    ulp = np.ldexp(1.0, np.maximum(np.frexp(np.abs(ref))[1] - 24, -149))
+    return np.abs(y.astype(np.float64) - ref) / ulp
+
+
+@pytest.mark.parametrize("name", ["erf", "tanh"])
+def test_erf_tanh_error_bounds(name):
+    special = pytest.importorskip("scipy.special")
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.uniform(-10, 10, 1 << 19), np.exp(rng.uniform(-103, 2.3, 1 << 18)),
+                        -np.exp(rng.uniform(-103, 2.3, 1 << 17))]).astype(np.float32)
+    ref = (special.erf if name == "erf" else np.tanh)(x.astype(np.float64))
+    y, f = np.empty_like(x), np.empty_like(x)
+    getattr(isa.kernels, f"{name}32_into")(x, y)
+    # faithful: within 0.5 + 2^-26 ulp (docs/transcendentals.md); on this
+    # sample every result is the correctly rounded one
+    assert ulp_error(y, ref).max() <= 0.5 + 2.0 ** -20
+    same_bits(y, ref.astype(np.float32))
+    for level in isa.available_levels():
+        module = isa.load(level)
+        z = np.empty_like(x)
+        getattr(module, f"{name}32_into")(x, z, 2)
+        same_bits(z, y)
+        getattr(module, f"{name}32_into")(x, z, 1, True)  # the one-at-a-time loop
+        same_bits(z, y)
+        getattr(module, f"{name}32_fast_into")(x, f)
+        assert ulp_error(f, ref).max() <= 2.5, level
+    # float64: against mpmath on a sample (scipy's own erf is 2-3 ulp off at times)
+    mpmath = pytest.importorskip("mpmath")
+    x64 = np.concatenate([rng.uniform(-7, 7, 3000), np.exp(rng.uniform(-50, 3, 1000))])
+    y64 = np.empty_like(x64)
+    getattr(isa.kernels, f"{name}64_into")(x64, y64)
+    with mpmath.workprec(120):
+        f = getattr(mpmath, name)
+        err = [abs(mpmath.mpf(float(y)) - f(mpmath.mpf(float(v)))) / np.spacing(abs(float(f(mpmath.mpf(float(v))))))
+               for v, y in zip(x64, y64)]
+    assert max(err) <= 1.5
+
+
+@pytest.mark.parametrize("name", ["erf", "tanh"])
+def test_erf_tanh_special_values(name):
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-40, 100, -100], np.float32)
+    tiny = 1.1283791670955126 if name == "erf" else 1.0
+    for fn in (f"{name}32_into", f"{name}32_fast_into"):
+        y = np.empty_like(x)
+        getattr(isa.kernels, fn)(x, y)
+        u = y.view(np.uint32)
+        assert u[0] == u[1] == 0x7FC00000
+        assert y[2] == 1 and y[3] == -1 and y[9] == 1 and y[10] == -1
+        assert u[4] == 0 and u[5] == 0x80000000
+        assert y[6] == np.float32(1e-45 * tiny) and y[7] == -y[6]
+        assert y[8] == np.float32(np.float64(np.float32(1e-40)) * tiny)
+    x64 = x.astype(np.float64)
+    y64 = np.empty_like(x64)
+    getattr(isa.kernels, f"{name}64_into")(x64, y64)
+    assert y64.view(np.uint64)[0] == 0x7FF8000000000000 and y64[2] == 1 and y64[3] == -1 and y64[9] == 1
+
+
+def test_erf_tanh_tables_are_reproducible():
+    import subprocess
+    import sys
+    from pathlib import Path
+    tool = Path(__file__).resolve().parents[1] / "tools" / "gen_erf_tanh_tables.py"
+    result = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
