@@ -414,8 +414,9 @@ def test_checked_in_page_has_the_section():
         pytest.skip("no docs/conformance.md in this tree")
     section = co.extract_section(page.read_text())
     assert section is not None, "run python -m normops compare-ort --write-docs"
-    for _, op in _registry.served_operators():
-        assert f"| {op} |" in section, f"{op} missing from the compare-ort section"
+    for domain, op in _registry.served_operators():
+        label = f"{domain}::{op}" if domain else op
+        assert f"| {label} |" in section, f"{label} missing from the compare-ort section"
 
 
 # --------------------------------------------------------------------------
