@@ -127,14 +127,19 @@ def stash_type_attribute(op, value):
     return value
 
 
-def axis_attribute(op, name, axis, ndim, input_name="X"):
-    """Normalise ``axis`` into [0, ndim)."""
-    axis = int_attribute(op, name, axis)
+def axis_in_range(op, what, axis, ndim, input_name):
+    """An int axis normalised into [0, ndim); ``what`` names it in the error
+    ("attribute 'axis'", "input 'axis'")."""
     if not -ndim <= axis < ndim:
         raise InvalidInputError(
-            f"{op}: attribute {name!r}={axis} is out of range for input {input_name!r} of rank {ndim} "
+            f"{op}: {what}={axis} is out of range for input {input_name!r} of rank {ndim} "
             f"(valid: {-ndim}..{ndim - 1})")
     return axis + ndim if axis < 0 else axis
+
+
+def axis_attribute(op, name, axis, ndim, input_name="X"):
+    """Normalise ``axis`` into [0, ndim)."""
+    return axis_in_range(op, f"attribute {name!r}", int_attribute(op, name, axis), ndim, input_name)
 
 
 def at_least_rank(op, name, a, rank):

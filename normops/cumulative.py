@@ -12,7 +12,9 @@ import numpy as np
 from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
-from ._validate import array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, rounded_to
+from ._validate import (
+    array_input, at_least_rank, axis_attribute, axis_in_range, contiguous, flag_attribute, rounded_to,
+)
 from .arg_reduce import geometry
 from .reference import _argcum as _reference_argcum
 
@@ -57,12 +59,7 @@ def _axis_input(name, value, ndim):
     if axis.ndim > 1 or axis.size != 1:
         raise InvalidInputError(
             f"{name}: input 'axis' must be a 0-d (or one-element) tensor, got shape {axis.shape}")
-    value = int(axis.reshape(-1)[0])
-    if not -ndim <= value < ndim:
-        raise InvalidInputError(
-            f"{name}: input 'axis'={value} is out of range for input 'x' of rank {ndim} "
-            f"(valid: {-ndim}..{ndim - 1})")
-    return value + ndim if value < 0 else value
+    return axis_in_range(name, "input 'axis'", int(axis.reshape(-1)[0]), ndim, "x")
 
 
 def _bind(op, version, inputs, attributes):
