@@ -684,3 +684,24 @@ def test_run_model_command(tmp_path, capsys):
     onnx.save(unserved, str(tmp_path / "exp.onnx"))
     assert main(["run-model", str(tmp_path / "exp.onnx")]) == 1
     assert "Exp (domain ai.onnx, opset 17, 1 node)" in capsys.readouterr().err
+
+
+def test_a_declared_output_the_operator_does_not_produce_is_an_error():
+    # BatchNormalization-15 gives running statistics only in training mode;
+    # a node declaring them in inference mode is refused with a clear error
+    from onnx import TensorProto, helper
+
+    c = 3
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"])
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, [c], vals) for n, vals in
+             (("s", [1.0] * c), ("b", [0.0] * c), ("m", [0.0] * c), ("v", [1.0] * c))]
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, c, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, c, 4])]
+                              + [helper.make_tensor_value_info(n, TensorProto.FLOAT, [c]) for n in ("rm", "rv")],
+                              initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    from normops.onnx import InferenceSession
+
+    session = InferenceSession(model)
+    with pytest.raises(InvalidInputError, match="'rm'"):
+        session.run(None, {"x": np.ones((2, c, 4), np.float32)})

@@ -386,7 +386,13 @@ class InferenceSession:
         keep = set(output_names)
         for k, step in enumerate(needed):
             inputs = [values[n] if n else None for n in step.inputs]
-            for name, value in zip(step.outputs, self._run_step(step, inputs, mode, n_threads)):
+            produced = self._run_step(step, inputs, mode, n_threads)
+            missing = [name for name in step.outputs[len(produced):] if name]
+            if missing:  # e.g. BatchNormalization's running statistics outside training mode
+                raise InvalidInputError(
+                    f"{_WHERE}: {step.label} declares output {missing[0]!r}, which the operator does not "
+                    f"produce with these attributes (it gives {len(produced)} output(s))")
+            for name, value in zip(step.outputs, produced):
                 if name:
                     values[name] = value
             for name in step.inputs:  # free what no later step reads
