@@ -142,6 +142,18 @@ def axis_attribute(op, name, axis, ndim, input_name="X"):
     return axis_in_range(op, f"attribute {name!r}", int_attribute(op, name, axis), ndim, input_name)
 
 
+def axes_argument(name, ndim, axis, input_name):
+    """A NumPy-style ``axis`` (None, an int or a tuple of ints) as sorted
+    axes in [0, ndim); repeated axes are an error."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(sorted(axis_attribute(name, "axis", a, ndim, input_name)
+                        for a in (axis if isinstance(axis, tuple) else (axis,))))
+    if len(set(axes)) != len(axes):
+        raise InvalidInputError(f"{name}: argument 'axis' repeats an axis: {axis!r}")
+    return axes
+
+
 def at_least_rank(op, name, a, rank):
     if a.ndim < rank:
         raise InvalidInputError(f"{op}: input {name!r} must have rank >= {rank}, got a {a.ndim}-d array")

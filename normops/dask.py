@@ -44,7 +44,7 @@ from . import transcendental as _transcendental
 from .softmax import HARDMAX, LOG_SOFTMAX, SOFTMAX, scipy_log_softmax, scipy_softmax
 from .softmax import hardmax as _hardmax, log_softmax as _ops_log_softmax, softmax as _ops_softmax
 from ._errors import InvalidInputError, UnsupportedError
-from ._validate import axis_attribute
+from ._validate import axes_argument, axis_attribute
 
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
@@ -173,15 +173,7 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_ty
 # ---------------------------------------------------------- softmax family
 
 def _scipy_axes(name, x, axis):
-    if x.ndim == 0:
-        return ()
-    if axis is None:
-        return tuple(range(x.ndim))
-    axes = tuple(sorted(axis_attribute(name, "axis", a, x.ndim, "x")
-                        for a in (axis if isinstance(axis, tuple) else (axis,))))
-    if len(set(axes)) != len(axes):
-        raise InvalidInputError(f"{name}: argument 'axis' repeats an axis: {axis!r}")
-    return axes
+    return () if x.ndim == 0 else axes_argument(name, x.ndim, axis, "x")
 
 
 def _scipy_style(name, function, x, axis, mode, n_threads):
@@ -284,14 +276,6 @@ def log32(x, out=None, *, n_threads=None):
 
 # ------------------------------------------------------------ reductions
 
-def _reduced_axes(name, ndim, axis):
-    if axis is None:
-        return tuple(range(ndim))
-    axes = axis if isinstance(axis, tuple) else (axis,)
-    out = tuple(sorted(axis_attribute(name, "axis", a, ndim, "a") for a in axes))
-    if len(set(out)) != len(out):
-        raise InvalidInputError(f"{name}: argument 'axis' repeats an axis: {axis!r}")
-    return out
 
 
 def _layout_safe(X, axes):
@@ -323,7 +307,7 @@ def _without_single(chunks):
 
 def _reduction(name, function, a, axis, keepdims, split_every, tree_ok, kwargs):
     a = _dask_input(name, a, "a")
-    axes = _reduced_axes(name, a.ndim, axis)
+    axes = axes_argument(name, a.ndim, axis, "a")
     kwargs["mode"] = _config.resolve_mode(kwargs.get("mode"), name)
     # validates the arguments and gives the result's dtype
     probe = np.asarray(function(np.zeros((1,) * a.ndim, a.dtype), axis=axes, keepdims=True, **kwargs))

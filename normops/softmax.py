@@ -8,10 +8,9 @@ front layer moves to the end in a scratch copy when it is not already last
 import numpy as np
 
 from . import _config, _isa
-from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
-    array_input, at_least_rank, axis_attribute, compute_dtype, contiguous, float_input, product,
+    array_input, at_least_rank, axes_argument, axis_attribute, compute_dtype, contiguous, float_input, product,
     rounded_to,
 )
 from .reference import _softmax as _reference_softmax
@@ -157,10 +156,7 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     elif axis is None:
         axes = tuple(range(x.ndim))
     else:
-        axes = tuple(sorted(axis_attribute(name, "axis", a, x.ndim, "x")
-                            for a in (axis if isinstance(axis, tuple) else (axis,))))
-        if len(set(axes)) != len(axes):
-            raise InvalidInputError(f"{name}: argument 'axis' repeats an axis: {axis!r}")
+        axes = axes_argument(name, x.ndim, axis, "x")
     kept = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, kept + list(axes))
     rows, cols = product(moved.shape[:len(kept)]), product(moved.shape[len(kept):])
