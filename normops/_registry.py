@@ -39,7 +39,7 @@ class OpDef:
     """
 
     def __init__(self, op_type, *, versions, inputs, n_required, outputs, attributes,
-                 bind, compute, reference, domain="", run_fast=None):
+                 bind, compute, reference, domain="", run_fast=None, check_node=None):
         self.op_type = op_type
         self.domain = domain
         self.versions = tuple(sorted(versions))
@@ -51,6 +51,7 @@ class OpDef:
         self.compute = compute
         self.reference = reference
         self.run_fast = run_fast
+        self.check_node = check_node
         self._version_cache = {}
 
     def __repr__(self):

@@ -86,13 +86,9 @@ def _bind_batch(op, version, inputs, attributes):
     channels = X.shape[1]
     for pname, p in zip(op.inputs[1:], (scale, bias, mean, var)):
         _channel_vector(name, pname, p, channels, "one value per channel")
-    if "spatial" in attributes and int_attribute(name, "spatial", attributes["spatial"]) != 1:
-        raise unsupported(name, f"opset {version}: attribute 'spatial'={attributes['spatial']} "
-                                f"(statistics per element) is not served, only spatial=1")
-    if "is_test" in attributes and flag_attribute(name, "is_test", attributes["is_test"]) == 0:
-        raise unsupported(name, f"opset {version}: attribute 'is_test'=0 (the legacy training "
-                                f"form) is not served; set is_test=1, or use opset 14 or later "
-                                f"with training_mode=1")
+    reason = _batch_legacy_reason(version, attributes)
+    if reason is not None:
+        raise unsupported(name, reason)
     plan = _new_plan(op, version, X, scale, bias, attributes)
     plan.mean, plan.var = mean, var
     plan.momentum = float_attribute(name, "momentum", attributes["momentum"])
@@ -102,6 +98,46 @@ def _bind_batch(op, version, inputs, attributes):
                              f"(shape {X.shape})")
     plan.compute_dtype = compute_dtype(X.dtype, scale.dtype, bias.dtype, mean.dtype, var.dtype)
     return plan
+
+
+def _batch_legacy_reason(version, attributes):
+    """Why a BatchNormalization node of a legacy form is not served (None: served)."""
+    name = "BatchNormalization"
+    if "spatial" in attributes and int_attribute(name, "spatial", attributes["spatial"]) != 1:
+        return (f"opset {version}: attribute 'spatial'={attributes['spatial']} "
+                f"(statistics per element) is not served, only spatial=1")
+    if "is_test" in attributes and flag_attribute(name, "is_test", attributes["is_test"]) == 0:
+        return (f"opset {version}: attribute 'is_test'=0 (the legacy training form) is not "
+                f"served; set is_test=1, or use opset 14 or later with training_mode=1")
+    return None
+
+
+_LEGACY_OUTPUTS = ("Y", "mean", "var", "saved_mean", "saved_var")
+
+
+def _check_batch_node(version, attributes, outputs):
+    """Load-time check of a model's BatchNormalization node.
+
+    Before opset 14 a node declaring more outputs than Y is ONNX's legacy
+    training form (mean, var, saved_mean, saved_var); it is not served: ONNX
+    never defines saved_mean and saved_var beyond "used to speed up gradient
+    computation", and opset 14 replaced the form by training_mode. From 14
+    on, declaring the running statistics without training_mode=1 is invalid
+    (ONNX: the extra outputs are invalid outside training mode).
+    """
+    name = "BatchNormalization"
+    declared = [(k, o) for k, o in enumerate(outputs) if o and k > 0]
+    if version < 14:
+        if declared:
+            names = ", ".join(_LEGACY_OUTPUTS[k] if k < len(_LEGACY_OUTPUTS) else str(k) for k, _ in declared)
+            return (f"opset {version}: the legacy training outputs ({names}) are not served; "
+                    f"use opset 14 or later with training_mode=1 for batch statistics")
+        return _batch_legacy_reason(version, attributes)
+    if declared and not flag_attribute(name, "training_mode", attributes.get("training_mode", 0)):
+        k, output = declared[0]
+        raise _invalid(name, f"output {output!r} ({BATCH_NORMALIZATION.outputs[k] if k < 3 else k}) is "
+                             f"declared, but with training_mode=0 the operator produces Y only")
+    return None
 
 
 def _new_plan(op, version, X, scale, bias, attributes):
@@ -205,7 +241,7 @@ BATCH_NORMALIZATION = register(OpDef(
     "BatchNormalization", versions=(1, 6, 7, 9, 14, 15),
     inputs=("X", "scale", "B", "input_mean", "input_var"), n_required=5,
     outputs=("Y", "running_mean", "running_var"), attributes=_batch_attributes,
-    bind=_bind_batch, compute=_compute, reference=_reference_outputs))
+    bind=_bind_batch, compute=_compute, reference=_reference_outputs, check_node=_check_batch_node))
 
 
 def _result(outputs, full_output):

@@ -686,22 +686,59 @@ def test_run_model_command(tmp_path, capsys):
     assert "Exp (domain ai.onnx, opset 17, 1 node)" in capsys.readouterr().err
 
 
-def test_a_declared_output_the_operator_does_not_produce_is_an_error():
-    # BatchNormalization-15 gives running statistics only in training mode;
-    # a node declaring them in inference mode is refused with a clear error
-    from onnx import TensorProto, helper
-
+def _batch_norm_model(opset, outputs, extra_nodes=(), **attributes):
+    """One BatchNormalization node over a (2, 3, 4) input, parameters as
+    initializers, declaring ``outputs`` ("" for an absent one)."""
     c = 3
-    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"])
-    inits = [helper.make_tensor(n, TensorProto.FLOAT, [c], vals) for n, vals in
-             (("s", [1.0] * c), ("b", [0.0] * c), ("m", [0.0] * c), ("v", [1.0] * c))]
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, c, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, c, 4])]
-                              + [helper.make_tensor_value_info(n, TensorProto.FLOAT, [c]) for n in ("rm", "rv")],
-                              initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    from normops.onnx import InferenceSession
+    nodes = [h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], list(outputs), **attributes),
+             *extra_nodes]
+    inits = [nh.from_array(np.full(c, value, np.float32), name)
+             for name, value in (("s", 1.5), ("b", 0.25), ("m", 0.5), ("v", 2.0))]
+    declared = [o for o in outputs if o] + [o for n in extra_nodes for o in n.output]
+    graph_outputs = [unknown_output(o, T.FLOAT) for o in declared]
+    return make_model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [2, c, 4])], graph_outputs,
+                      inits, opset=opset)
 
-    session = InferenceSession(model)
-    with pytest.raises(InvalidInputError, match="'rm'"):
-        session.run(None, {"x": np.ones((2, c, 4), np.float32)})
+
+def test_batch_norm_statistics_outside_training_mode_are_refused_at_load():
+    # BatchNormalization-15 gives running statistics only with training_mode=1
+    # (ONNX: the extra outputs are invalid otherwise): the load names the node
+    # and the output, before any run.
+    for outputs in (["y", "rm", "rv"], ["y", "", "rv"]):
+        model = _batch_norm_model(15, outputs)
+        with pytest.raises(InvalidInputError) as info:
+            InferenceSession(model)
+        message = str(info.value)
+        assert "node 0 (BatchNormalization)" in message and "training_mode=0" in message
+        assert repr(outputs[1] or outputs[2]) in message
+    # Y alone, absent optional outputs, and training mode load and run.
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (y,) = InferenceSession(_batch_norm_model(15, ["y", "", ""])).run(None, {"x": x})
+    same_bits(y, normops.batch_normalization(x, *(np.full(3, v, np.float32) for v in (1.5, 0.25, 0.5, 2.0))))
+    y, rm, rv = InferenceSession(_batch_norm_model(15, ["y", "rm", "rv"], training_mode=1)).run(None, {"x": x})
+    assert rm.shape == rv.shape == (3,)
+
+
+def test_legacy_batch_norm_training_forms_are_not_served_and_listed_at_load():
+    # Before opset 14 extra outputs (mean, var, saved_mean, saved_var) are
+    # ONNX's legacy training form: not served, reported at load with every
+    # other unserved operator.
+    exp = h.make_node("Exp", ["y"], ["e"])
+    for opset in (7, 9):
+        model = _batch_norm_model(opset, ["y", "mean", "var", "saved_mean", "saved_var"], [exp])
+        with pytest.raises(UnsupportedError) as info:
+            InferenceSession(model)
+        message = str(info.value)
+        assert "2 operators" in message
+        assert (f"BatchNormalization (domain ai.onnx, opset {opset}, 1 node): opset {opset}: the legacy "
+                "training outputs (mean, var, saved_mean, saved_var) are not served") in message
+        assert f"Exp (domain ai.onnx, opset {opset}, 1 node)" in message
+        # Y alone is the inference form: served.
+        x = np.ones((2, 3, 4), np.float32)
+        (y,) = InferenceSession(_batch_norm_model(opset, ["y"])).run(None, {"x": x})
+        assert y.shape == x.shape
+    # Opset 6: is_test=0 (the default) is the legacy training form too.
+    with pytest.raises(UnsupportedError, match=r"opset 6, 1 node\): opset 6: attribute 'is_test'=0"):
+        InferenceSession(_batch_norm_model(6, ["y"]))
+    (y,) = InferenceSession(_batch_norm_model(6, ["y"], is_test=1)).run(None, {"x": np.ones((2, 3, 4), np.float32)})
+    assert y.shape == (2, 3, 4)

@@ -273,6 +273,16 @@ class InferenceSession:
             if _registry.is_served(domain, node.op_type, opset):
                 op = _registry.lookup(node.op_type, domain)
                 step.kind, step.impl, step.version = "served", op, op.version_for(opset)
+                if op.check_node is not None:  # node-level forms the operator does not serve
+                    try:
+                        reason = op.check_node(step.version, op.fill_attributes(step.version, attributes),
+                                               step.outputs)
+                    except InvalidInputError as exc:
+                        raise InvalidInputError(f"{_WHERE}: {label}: {exc}") from None
+                    if reason is not None:
+                        problems.setdefault(key, []).append(reason)
+                        steps.append(step)
+                        continue
                 if len(step.inputs) > len(op.inputs) or len(step.outputs) > len(op.outputs):
                     raise InvalidInputError(
                         f"{_WHERE}: {label} has {len(step.inputs)} inputs and {len(step.outputs)} outputs; "
