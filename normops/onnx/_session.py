@@ -398,7 +398,7 @@ class InferenceSession:
             inputs = [values[n] if n else None for n in step.inputs]
             produced = self._run_step(step, inputs, mode, n_threads)
             missing = [name for name in step.outputs[len(produced):] if name]
-            if missing:  # e.g. BatchNormalization's running statistics outside training mode
+            if missing:  # a safety net: check_node refuses such nodes at load
                 raise InvalidInputError(
                     f"{_WHERE}: {step.label} declares output {missing[0]!r}, which the operator does not "
                     f"produce with these attributes (it gives {len(produced)} output(s))")
