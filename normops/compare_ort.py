@@ -1301,6 +1301,13 @@ def to_text(report: Report) -> str:
     if report.waiting:
         lines.append("Generators waiting for their operator to be served: "
                      + ", ".join(op for _, op in report.waiting))
+    documented = {}
+    for r in report.results:
+        if r.status == DOCUMENTED:
+            documented[r.category] = documented.get(r.category, 0) + 1
+    if documented:
+        lines += ["", "Documented differences (reasons: docs/conformance.md):"]
+        lines += [f"  {name}: {n}" for name, n in documented.items()]
     failures = [r for r in report.results if r.status == FAIL]
     if failures:
         lines += ["", "Failures:"]
