@@ -20,6 +20,11 @@ rounding to the narrow type on each side, plus ORT's own narrow
 arithmetic). Integer and boolean outputs must be equal. Shapes and dtypes
 must be equal.
 
+A disagreement is a failure unless its cause is established: the NaN rules
+the spec documents (NAN_DIFFERENCES) and the table DOCUMENTED_DIFFERENCES,
+whose every rule states the condition, the reason and the spec text behind
+normops's side, and checks its evidence on the case itself.
+
 Adding an operator is one generator function registered with
 :func:`generator`; the registry (``normops._registry``) decides whether it
 runs: a generator whose operator is not served waits, and a served operator
