@@ -35,11 +35,17 @@ class OpDef:
     of outputs (``compute`` may leave trailing optional outputs out when
     ``all_outputs`` is false). ``run_fast(op, inputs, attributes, opset,
     mode, n_threads)``, optional, is a quicker route for ``run`` that falls
-    back to the validated path itself.
+    back to the validated path itself. ``check_node(version, attributes,
+    outputs)``, optional, checks a model node at load time (returns the
+    reason a form is not served, or None); ``node_attributes(version,
+    attributes, outputs)``, optional, returns the attributes a model node
+    runs with when its declared outputs select a form (BatchNormalization
+    before opset 14).
     """
 
     def __init__(self, op_type, *, versions, inputs, n_required, outputs, attributes,
-                 bind, compute, reference, domain="", run_fast=None, check_node=None):
+                 bind, compute, reference, domain="", run_fast=None, check_node=None,
+                 node_attributes=None):
         self.op_type = op_type
         self.domain = domain
         self.versions = tuple(sorted(versions))
@@ -52,6 +58,7 @@ class OpDef:
         self.reference = reference
         self.run_fast = run_fast
         self.check_node = check_node
+        self.node_attributes = node_attributes
         self._version_cache = {}
 
     def __repr__(self):

@@ -12,7 +12,10 @@ GroupNormalization"; decisions.md §5 for BatchNormalization):
   and inv[c] = 1 / sqrt(var[c] + epsilon): steps 1-3 skipped, step 4 as
   always. Training: X is moved to a (C, N * spatial) scratch so that a row
   is channel c's elements in row-major order, normalised as a row with its
-  batch statistics, and moved back.
+  batch statistics, and moved back. The legacy training forms (opsets 1-9:
+  is_test=0, or the node declaring its extra outputs) run the same
+  computation and add saved_mean (the batch mean) and saved_var (the inv
+  that normalised Y, as ONNX Runtime and cuDNN store it).
 """
 import numpy as np
 
@@ -92,10 +95,10 @@ def _bind_batch(op, version, inputs, attributes):
     plan = _new_plan(op, version, X, scale, bias, attributes)
     plan.mean, plan.var = mean, var
     plan.momentum = float_attribute(name, "momentum", attributes["momentum"])
-    plan.training = bool(flag_attribute(name, "training_mode", attributes.get("training_mode", 0)))
+    plan.training = _batch_training(version, attributes)
     if plan.training and X.size == 0:
-        raise _invalid(name, f"training_mode=1 needs at least one element per channel in input 'X' "
-                             f"(shape {X.shape})")
+        raise _invalid(name, f"training mode ({_training_spelling(version)}) needs at least one element "
+                             f"per channel in input 'X' (shape {X.shape})")
     plan.compute_dtype = compute_dtype(X.dtype, scale.dtype, bias.dtype, mean.dtype, var.dtype)
     return plan
 
@@ -104,35 +107,61 @@ def _batch_legacy_reason(version, attributes):
     """Why a BatchNormalization node of a legacy form is not served (None: served)."""
     name = "BatchNormalization"
     if "spatial" in attributes and int_attribute(name, "spatial", attributes["spatial"]) != 1:
-        return (f"opset {version}: attribute 'spatial'={attributes['spatial']} "
-                f"(statistics per element) is not served, only spatial=1")
-    if "is_test" in attributes and flag_attribute(name, "is_test", attributes["is_test"]) == 0:
-        return (f"opset {version}: attribute 'is_test'=0 (the legacy training form) is not "
-                f"served; set is_test=1, or use opset 14 or later with training_mode=1")
+        return (f"opset {version}: attribute 'spatial'={attributes['spatial']} (statistics and "
+                f"parameters per element) is not served, only spatial=1")
     return None
+
+
+def _training_spelling(version):
+    return "is_test=0" if version < 7 else "training_mode=1"
+
+
+def _batch_training(version, attributes):
+    """Training mode? Opsets 1 and 6 say it with is_test=0 (their default);
+    7 and 9 with the node's extra outputs, which a model node conveys
+    through ``_batch_node_attributes`` and a call as training_mode=1 (a
+    normops-side attribute there); 14 on with training_mode=1."""
+    name = "BatchNormalization"
+    if version < 7:
+        return not flag_attribute(name, "is_test", attributes["is_test"])
+    return bool(flag_attribute(name, "training_mode", attributes["training_mode"]))
 
 
 _LEGACY_OUTPUTS = ("Y", "mean", "var", "saved_mean", "saved_var")
 
 
+def _declared_outputs(outputs):
+    return [(k, o) for k, o in enumerate(outputs) if o and k > 0]
+
+
+def _batch_node_attributes(version, attributes, outputs):
+    """Opsets 7 and 9 have no attribute for training: ONNX trains when the
+    node declares any of mean, var, saved_mean, saved_var (empty names are
+    absent outputs). The session passes that on as training_mode."""
+    if 7 <= version < 14:
+        attributes = dict(attributes)
+        attributes["training_mode"] = 1 if _declared_outputs(outputs) else 0
+    return attributes
+
+
 def _check_batch_node(version, attributes, outputs):
     """Load-time check of a model's BatchNormalization node.
 
-    Before opset 14 a node declaring more outputs than Y is ONNX's legacy
-    training form (mean, var, saved_mean, saved_var); it is not served: ONNX
-    never defines saved_mean and saved_var beyond "used to speed up gradient
-    computation", and opset 14 replaced the form by training_mode. From 14
-    on, declaring the running statistics without training_mode=1 is invalid
-    (ONNX: the extra outputs are invalid outside training mode).
+    Before opset 14 the node trains with is_test=0 (opsets 1, 6) or when it
+    declares outputs beyond Y (7, 9); spatial=0 is not served. At 1 and 6,
+    extra outputs with is_test=1 are invalid, as from 14 on the running
+    statistics without training_mode=1 are (ONNX: those outputs exist in
+    training mode only).
     """
     name = "BatchNormalization"
-    declared = [(k, o) for k, o in enumerate(outputs) if o and k > 0]
+    declared = _declared_outputs(outputs)
     if version < 14:
-        if declared:
-            names = ", ".join(_LEGACY_OUTPUTS[k] if k < len(_LEGACY_OUTPUTS) else str(k) for k, _ in declared)
-            return (f"opset {version}: the legacy training outputs ({names}) are not served; "
-                    f"use opset 14 or later with training_mode=1 for batch statistics")
-        return _batch_legacy_reason(version, attributes)
+        reason = _batch_legacy_reason(version, attributes)
+        if reason is None and version < 7 and declared and flag_attribute(name, "is_test", attributes["is_test"]):
+            k, output = declared[0]
+            raise _invalid(name, f"output {output!r} ({_LEGACY_OUTPUTS[k] if k < 5 else k}) is declared, "
+                                 f"but with is_test=1 the operator produces Y only")
+        return reason
     if declared and not flag_attribute(name, "training_mode", attributes.get("training_mode", 0)):
         k, output = declared[0]
         raise _invalid(name, f"output {output!r} ({BATCH_NORMALIZATION.outputs[k] if k < 3 else k}) is "
@@ -187,14 +216,19 @@ def _compute(plan, mode, n_threads, all_outputs):
     x = contiguous(X, store)
     y = np.empty(X.shape, store)
     running = np.empty(C, ct), np.empty(C, ct)
+    # before opset 14: saved_mean and saved_var (inv), the statistics Y used
+    saved = (np.empty(C, ct), np.empty(C, ct)) if plan.version < 14 and all_outputs else (None, None)
     _isa.kernels.batch_normalization_training(
         x, contiguous(plan.scale, _kernel_storage(plan.scale.dtype, ct)),
         contiguous(plan.bias, _kernel_storage(plan.bias.dtype, ct)), *given, y, *running,
-        N, C, spatial, plan.epsilon, plan.momentum, n_threads)
+        N, C, spatial, plan.epsilon, plan.momentum, n_threads, *saved)
     y = rounded_to(y, X.dtype)
     if not all_outputs:
         return [y]
-    return [y, rounded_to(running[0], plan.mean.dtype), rounded_to(running[1], plan.var.dtype)]
+    outputs = [y, rounded_to(running[0], plan.mean.dtype), rounded_to(running[1], plan.var.dtype)]
+    if saved[0] is not None:
+        outputs += [rounded_to(saved[0], plan.mean.dtype), rounded_to(saved[1], plan.var.dtype)]
+    return outputs
 
 
 def _reference_outputs(plan):
@@ -205,7 +239,8 @@ def _reference_outputs(plan):
         return list(_reference.group_normalization(plan.X, plan.scale, plan.bias, plan.num_groups,
                                                    plan.epsilon, plan.version >= 21))
     return list(_reference.batch_normalization(plan.X, plan.scale, plan.bias, plan.mean, plan.var,
-                                               plan.epsilon, plan.momentum, plan.training))
+                                               plan.epsilon, plan.momentum, plan.training,
+                                               saved=plan.version < 14))
 
 
 _EPSILON = 1e-5
@@ -232,7 +267,9 @@ def _batch_attributes(version):
         attrs["is_test"] = 0
     if version < 6:
         attrs["consumed_inputs"] = None
-    if version >= 14:
+    if version >= 7:
+        # from 14 an ONNX attribute; at 7 and 9 normops's spelling of the
+        # node declaring its training outputs (see _batch_training)
         attrs["training_mode"] = 0
     return attrs
 
@@ -240,8 +277,10 @@ def _batch_attributes(version):
 BATCH_NORMALIZATION = register(OpDef(
     "BatchNormalization", versions=(1, 6, 7, 9, 14, 15),
     inputs=("X", "scale", "B", "input_mean", "input_var"), n_required=5,
-    outputs=("Y", "running_mean", "running_var"), attributes=_batch_attributes,
-    bind=_bind_batch, compute=_compute, reference=_reference_outputs, check_node=_check_batch_node))
+    # saved_mean, saved_var: opsets 1-9 in training mode only
+    outputs=("Y", "running_mean", "running_var", "saved_mean", "saved_var"), attributes=_batch_attributes,
+    bind=_bind_batch, compute=_compute, reference=_reference_outputs, check_node=_check_batch_node,
+    node_attributes=_batch_node_attributes))
 
 
 def _result(outputs, full_output):
@@ -313,19 +352,24 @@ def group_normalization(X, scale, bias, *, num_groups, epsilon=1e-05, stash_type
 
 
 def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-05, momentum=0.9,
-                        training_mode=0, opset=None, mode=None, n_threads=None, full_output=False):
+                        training_mode=0, is_test=None, opset=None, mode=None, n_threads=None,
+                        full_output=False):
     """ONNX BatchNormalization (opsets 1 to 15; channel axis 1).
 
     Inference (``training_mode=0``): ``Y = (X - mean) / sqrt(var + epsilon)
     * scale + B`` per channel with the given statistics. Training mode
-    normalises with the batch statistics and, with ``full_output=True``,
-    also returns ``(running_mean, running_var)`` after Y. Opsets before 14
-    have no training_mode (their legacy training outputs are not served).
+    (``training_mode=1``) normalises with the batch statistics and, with
+    ``full_output=True``, also returns ``(running_mean, running_var)`` after
+    Y; before opset 14 (ONNX's legacy training form) also ``saved_mean``
+    (the batch mean) and ``saved_var`` (``1 / sqrt(batch_var + epsilon)``).
+    ``is_test`` is the opset 1/6 attribute (None: ``1 - training_mode``);
+    at opsets 7 and 9 ``training_mode=1`` stands for a node declaring its
+    training outputs.
     """
     y = None
     version = _direct_version(BATCH_NORMALIZATION, opset, mode)
     if (version and version >= 14 and type(training_mode) is int and training_mode in (0, 1)
-            and type(momentum) is float and input_mean is not None):
+            and is_test is None and type(momentum) is float and input_mean is not None):
         y = _isa.kernels.channel_normalize_nd(X, scale, B, input_mean, input_var, 0, True, epsilon,
                                               _config.kernel_threads(n_threads, "BatchNormalization"),
                                               momentum if training_mode else None)
@@ -333,17 +377,23 @@ def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-05, mo
         if training_mode:
             return y if full_output else y[0]
         return (y,) if full_output else y
+    name = "BatchNormalization"
     version = BATCH_NORMALIZATION.version_for(opset)
     attributes = _batch_attributes(version)
     attributes.update(epsilon=epsilon, momentum=momentum)
-    if version >= 14:
+    attributes.pop("consumed_inputs", None)
+    if version >= 7:
+        if is_test is not None:
+            raise _invalid(name, f"attribute 'is_test' exists at opsets 1 and 6 only (opset {version}); "
+                                 f"use training_mode")
         attributes["training_mode"] = training_mode
-    elif training_mode:
-        raise unsupported("BatchNormalization", f"opset {version}: training_mode needs opset 14 or later")
     else:
-        attributes.pop("consumed_inputs", None)
-        if "is_test" in attributes:
-            attributes["is_test"] = 1
+        training = flag_attribute(name, "training_mode", training_mode)
+        if is_test is None:
+            is_test = 1 - training
+        elif training and flag_attribute(name, "is_test", is_test):
+            raise _invalid(name, "training_mode=1 contradicts is_test=1; give one of them")
+        attributes["is_test"] = is_test
     outputs = BATCH_NORMALIZATION.call((X, scale, B, input_mean, input_var), attributes, opset, mode,
                                        n_threads, full_output)
     return _result(outputs, full_output)

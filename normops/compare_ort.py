@@ -641,8 +641,14 @@ def _batch_normalization(g, version, dtype):
     params = [_parameter(g, (c,), dtype), _parameter(g, (c,), dtype, around=0.0),
               _parameter(g, (c,), dtype, around=0.0),
               g.values((c,), dtype, low=0.1, high=3.0, specials=False)]
-    if version >= 14 and g.coin(0.3):
-        attrs["training_mode"] = 1
+    if g.coin(0.3):
+        # training: training_mode=1 from 14; before, the legacy form (is_test=0
+        # at 1 and 6; at 7 and 9 the node declares all five outputs, which
+        # normops.run spells training_mode=1)
+        if version < 7:
+            attrs["is_test"] = 0
+        else:
+            attrs["training_mode"] = 1
         attrs["momentum"] = g.choice((0.9, 0.5))
     return [g.values(shape, dtype), *params], attrs
 
@@ -964,7 +970,11 @@ def _model(case: Case, n_outputs: int):
     while names and names[-1] == "":
         names.pop()
     outputs = [f"out{k}" for k in range(n_outputs)]
-    node = helper.make_node(case.op_type, names, outputs, domain=case.domain, **case.attributes)
+    attributes = dict(case.attributes)
+    if case.op_type == "BatchNormalization" and 7 <= case.version < 14:
+        # normops's training_mode there is the node declaring its five outputs
+        attributes.pop("training_mode", None)
+    node = helper.make_node(case.op_type, names, outputs, domain=case.domain, **attributes)
     graph_inputs = [
         helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
         for n, a in zip(names, case.inputs) if n
@@ -1149,9 +1159,13 @@ def _merge_modes(messages):
 
 def n_outputs_of(case: Case, n_defined: int) -> int:
     """How many outputs the node of ``case`` requests (ORT computes the optional ones too)."""
-    # BatchNormalization's optional outputs exist in training mode only (3 then).
+    # BatchNormalization's optional outputs exist in training mode only: 3
+    # from opset 14, 5 before (with saved_mean and saved_var; at opsets 1 and
+    # 6 is_test=0 is training).
     if case.op_type == "BatchNormalization":
-        return 3 if case.attributes.get("training_mode") else 1
+        if case.version < 7:
+            return 1 if case.attributes.get("is_test", 0) else 5
+        return (3 if case.version >= 14 else 5) if case.attributes.get("training_mode") else 1
     return n_defined
 
 

@@ -33,7 +33,9 @@ def make_case(op, rng, shape, dtype, special=False, opset=None, groups=1, traini
         n = C if opset >= 21 else groups
         return [x, vec(n), vec(n)], {"num_groups": groups}, opset
     opset = opset or 15
-    attrs = {"training_mode": training, "momentum": 0.75} if opset >= 14 else {}
+    # opsets 7 and 9: training_mode=1 is normops's name for the node declaring its training outputs
+    attrs = {"training_mode": training} if opset >= 7 else {"is_test": 1 - training}
+    attrs["momentum"] = 0.75
     return [x, vec(C), vec(C), vec(C), vec(C, True)], attrs, opset
 
 
@@ -43,6 +45,9 @@ CASES = [
     (GN, (2, 6, 9, 9), {"groups": 2, "opset": 18}), (GN, (4, 8), {"groups": 4}),
     (BN, (3, 4), {}), (BN, (2, 5, 7, 3), {}), (BN, (2, 3, 130), {"opset": 9}),
     (BN, (3, 4, 6), {"training": 1}), (BN, (2, 3, 17, 5), {"training": 1}), (BN, (7, 2), {"training": 1}),
+    (BN, (2, 3, 17, 5), {"training": 1, "opset": 9}), (BN, (7, 2), {"training": 1, "opset": 7}),
+    (BN, (3, 4, 6), {"training": 1, "opset": 6}), (BN, (2, 3, 5), {"training": 1, "opset": 1}),
+    (BN, (3, 4, 6), {"opset": 6}),
 ]
 
 
@@ -61,7 +66,7 @@ def test_kernels_equal_reference(op, shape, kw, dtype):
 @pytest.mark.parametrize("op,shape,kw", [
     (IN, (4, 16, 128), {}), (IN, (2, 3, 70, 300), {}), (GN, (4, 32, 16, 16), {"groups": 8}),
     (GN, (2, 8, 3000), {"groups": 2, "opset": 18}), (BN, (4, 32, 16, 16), {}),
-    (BN, (3, 5, 40000), {"training": 1}),
+    (BN, (3, 5, 40000), {"training": 1}), (BN, (3, 5, 40000), {"training": 1, "opset": 9}),
 ])
 def test_threads_and_isa_levels(op, shape, kw):
     rng = np.random.default_rng([7, len(shape)])
@@ -183,12 +188,21 @@ def test_bad_inputs():
         normops.batch_normalization(x, s, s, s, s, training_mode=2)
     with pytest.raises(InvalidInputError, match="int32"):
         normops.batch_normalization(x.astype(np.int32), s, s, s, s)
-    with pytest.raises(UnsupportedError, match="BatchNormalization.*spatial"):
-        normops.run(BN, [x, s, s, s, s], {"spatial": 0}, opset=7)
-    with pytest.raises(UnsupportedError, match="BatchNormalization.*is_test"):
-        normops.run(BN, [x, s, s, s, s], {}, opset=6)
-    with pytest.raises(UnsupportedError, match="BatchNormalization.*training_mode"):
-        normops.batch_normalization(x, s, s, s, s, training_mode=1, opset=9)
+    for opset in (1, 6, 7):
+        with pytest.raises(UnsupportedError, match="BatchNormalization: opset .*'spatial'=0"):
+            normops.run(BN, [x, s, s, s, s], {"spatial": 0}, opset=opset)
+    with pytest.raises(InvalidInputError, match="BatchNormalization.*'is_test'.*opsets 1 and 6"):
+        normops.batch_normalization(x, s, s, s, s, is_test=1, opset=9)
+    with pytest.raises(InvalidInputError, match="BatchNormalization.*'is_test'.*opsets 1 and 6"):
+        normops.batch_normalization(x, s, s, s, s, is_test=0)
+    with pytest.raises(InvalidInputError, match="BatchNormalization.*training_mode=1 contradicts is_test=1"):
+        normops.batch_normalization(x, s, s, s, s, training_mode=1, is_test=1, opset=6)
+    with pytest.raises(InvalidInputError, match="BatchNormalization.*'is_test' must be 0 or 1"):
+        normops.run(BN, [x, s, s, s, s], {"is_test": 2}, opset=6)
+    with pytest.raises(InvalidInputError, match="BatchNormalization.*unknown attribute 'training_mode'"):
+        normops.run(BN, [x, s, s, s, s], {"training_mode": 1}, opset=6)
+    with pytest.raises(InvalidInputError, match="is_test=0.*at least one element"):
+        normops.run(BN, [x[:0], s, s, s, s], {}, opset=6)
 
 
 def test_legacy_attributes():
@@ -200,6 +214,38 @@ def test_legacy_attributes():
     want = normops.run(BN, [x, s, s, s, s], {}, opset=9)
     got = normops.run(BN, [x, s, s, s, s], {"consumed_inputs": [0], "is_test": 1, "spatial": 1}, opset=1)
     assert_outputs_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_legacy_training_outputs(dtype):
+    """Opsets 1-9 in training mode: Y and the running statistics are the
+    opset-15 training node's; saved_mean is the batch mean and saved_var the
+    inverse standard deviation, exactly the values step 4 used for Y."""
+    rng = np.random.default_rng(21)
+    x = (rng.standard_normal((4, 3, 6, 5)) * 4 + 2).astype(dtype)
+    s, b, m = (rng.standard_normal(3).astype(dtype) for _ in range(3))
+    v = (rng.random(3) + 0.5).astype(dtype)
+    new = normops.batch_normalization(x, s, b, m, v, training_mode=1, momentum=0.6, full_output=True)
+    for opset, kw in ((9, {"training_mode": 1}), (7, {"training_mode": 1}), (6, {"is_test": 0}),
+                      (6, {"training_mode": 1}), (1, {"training_mode": 1})):
+        got = normops.batch_normalization(x, s, b, m, v, momentum=0.6, opset=opset, full_output=True, **kw)
+        assert len(got) == 5 and all(a.dtype == np.dtype(dtype) for a in got)
+        assert_outputs_equal(got[:3], new, f"opset {opset} {kw}")
+        assert_outputs_equal([normops.batch_normalization(x, s, b, m, v, momentum=0.6, opset=opset, **kw)],
+                             new[:1])
+    _, _, _, saved_mean, saved_var = got
+    wide = x.astype(np.float64)
+    np.testing.assert_allclose(saved_mean, wide.mean(axis=(0, 2, 3)), rtol=1e-3 if dtype == np.float16 else 1e-5)
+    np.testing.assert_allclose(saved_var, 1 / np.sqrt(wide.var(axis=(0, 2, 3)) + np.float32(1e-5)),
+                               rtol=1e-3 if dtype == np.float16 else 1e-5)
+    if dtype != np.float16:  # Y is step 4 applied with exactly these two values
+        c = (None, slice(None), None, None)
+        y = (((x - saved_mean[c]) * saved_var[c]) * s[c]) + b[c]
+        assert_outputs_equal([y], new[:1])
+    # is_test=1 (the default through the function) is inference at opsets 1 and 6
+    for opset in (1, 6):
+        assert_outputs_equal([normops.batch_normalization(x, s, b, m, v, opset=opset)],
+                             [normops.batch_normalization(x, s, b, m, v, opset=9)])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -719,26 +719,75 @@ def test_batch_norm_statistics_outside_training_mode_are_refused_at_load():
     assert rm.shape == rv.shape == (3,)
 
 
-def test_legacy_batch_norm_training_forms_are_not_served_and_listed_at_load():
-    # Before opset 14 extra outputs (mean, var, saved_mean, saved_var) are
-    # ONNX's legacy training form: not served, reported at load with every
-    # other unserved operator.
-    exp = h.make_node("Exp", ["y"], ["e"])
+def _legacy_feed(seed=0):
+    return np.random.default_rng(seed).standard_normal((2, 3, 4)).astype(np.float32) * 3 + 1
+
+
+def test_legacy_batch_norm_training_forms_run():
+    """Before opset 14 the declared outputs (7, 9) or is_test=0 (1, 6) select
+    training: the outputs are normops.run's in training mode, bit for bit,
+    whichever trailing outputs are absent (empty names)."""
+    x = _legacy_feed()
+    params = [np.full(3, v, np.float32) for v in (1.5, 0.25, 0.5, 2.0)]
     for opset in (7, 9):
-        model = _batch_norm_model(opset, ["y", "mean", "var", "saved_mean", "saved_var"], [exp])
+        want = normops.run("BatchNormalization", [x, *params], {"training_mode": 1}, opset=opset)
+        assert len(want) == 5
+        got = InferenceSession(_batch_norm_model(opset, ["y", "mean", "var", "sm", "sv"])).run(None, {"x": x})
+        for a, b in zip(got, want):
+            same_bits(a, b)
+        got = InferenceSession(_batch_norm_model(opset, ["y", "mean", "var", "", ""])).run(None, {"x": x})
+        assert len(got) == 3
+        for a, b in zip(got, want):
+            same_bits(a, b)
+        # Y alone (or only empty names): inference with the given statistics
+        inference = normops.batch_normalization(x, *params, opset=opset)
+        for outputs in (["y"], ["y", "", "", "", ""]):
+            (y,) = InferenceSession(_batch_norm_model(opset, outputs)).run(None, {"x": x})
+            same_bits(y, inference)
+    # opsets 1 and 6: is_test=0, the default, trains, with Y alone too
+    train6 = normops.batch_normalization(x, *params, opset=6, is_test=0, full_output=True)
+    (y,) = InferenceSession(_batch_norm_model(6, ["y"])).run(None, {"x": x})
+    same_bits(y, train6[0])
+    got = InferenceSession(_batch_norm_model(6, ["y", "mean", "var", "sm", "sv"])).run(None, {"x": x})
+    for a, b in zip(got, train6):
+        same_bits(a, b)
+    (y,) = InferenceSession(_batch_norm_model(6, ["y"], is_test=1)).run(None, {"x": x})
+    same_bits(y, normops.batch_normalization(x, *params, opset=9))
+    assert not np.array_equal(y, train6[0])
+
+
+@needs_ort
+@pytest.mark.parametrize("opset", [7, 9])
+def test_legacy_batch_norm_training_is_close_to_onnxruntime(opset):
+    """ORT 1.31.1 runs the five-output form and the form with saved_mean and
+    saved_var absent; saved_var is the inverse standard deviation."""
+    x = _legacy_feed(seed=opset)
+    for outputs in (["y", "mean", "var", "sm", "sv"], ["y", "mean", "var", "", ""]):
+        model = _batch_norm_model(opset, outputs)
+        got = InferenceSession(model).run(None, {"x": x})
+        want = ort_run(model, {"x": x})
+        assert len(got) == len(want) == len([o for o in outputs if o])
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
+    # saved_var is 1 / sqrt(batch variance + epsilon), per channel
+    sv = InferenceSession(_batch_norm_model(opset, ["y", "mean", "var", "sm", "sv"])).run(["sv"], {"x": x})[0]
+    plain = 1 / np.sqrt(x.astype(np.float64).var(axis=(0, 2)) + np.float32(1e-5))
+    np.testing.assert_allclose(sv, plain, rtol=1e-6)
+
+
+def test_refused_legacy_batch_norm_forms_are_listed_at_load():
+    # spatial=0 (per-element statistics) is not served: reported at load
+    # with every other unserved operator.
+    exp = h.make_node("Exp", ["y"], ["e"])
+    for opset, outputs in ((7, ["y"]), (7, ["y", "mean", "var", "sm", "sv"]), (6, ["y"])):
+        model = _batch_norm_model(opset, outputs, [exp], spatial=0)
         with pytest.raises(UnsupportedError) as info:
             InferenceSession(model)
         message = str(info.value)
         assert "2 operators" in message
-        assert (f"BatchNormalization (domain ai.onnx, opset {opset}, 1 node): opset {opset}: the legacy "
-                "training outputs (mean, var, saved_mean, saved_var) are not served") in message
+        assert (f"BatchNormalization (domain ai.onnx, opset {opset}, 1 node): opset {opset}: attribute "
+                "'spatial'=0") in message
         assert f"Exp (domain ai.onnx, opset {opset}, 1 node)" in message
-        # Y alone is the inference form: served.
-        x = np.ones((2, 3, 4), np.float32)
-        (y,) = InferenceSession(_batch_norm_model(opset, ["y"])).run(None, {"x": x})
-        assert y.shape == x.shape
-    # Opset 6: is_test=0 (the default) is the legacy training form too.
-    with pytest.raises(UnsupportedError, match=r"opset 6, 1 node\): opset 6: attribute 'is_test'=0"):
-        InferenceSession(_batch_norm_model(6, ["y"]))
-    (y,) = InferenceSession(_batch_norm_model(6, ["y"], is_test=1)).run(None, {"x": np.ones((2, 3, 4), np.float32)})
-    assert y.shape == (2, 3, 4)
+    # is_test=1 (inference) declaring the training outputs is invalid
+    with pytest.raises(InvalidInputError, match=r"node 0 \(BatchNormalization\).*'mean'.*is_test=1"):
+        InferenceSession(_batch_norm_model(6, ["y", "mean", "var", "sm", "sv"], is_test=1))

@@ -23,10 +23,12 @@ cdef struct RowParams:
     # skipped; step 4 unchanged.
     const void* given_mean
     const void* given_inv
-    # Per row, or NULL: step 1's mean and step 2's variance in the
-    # arithmetic type (BatchNormalization's training statistics).
+    # Per row, or NULL: step 1's mean, step 2's variance and step 3's inv
+    # in the arithmetic type (BatchNormalization's training statistics; inv
+    # is the legacy saved_var output, the very value step 4 used).
     void* mean_native
     void* var_native
+    void* inv_native
 
 
 cdef inline floating ieee_sqrt(floating v) noexcept nogil:
@@ -228,6 +230,8 @@ cdef inline void normalize_row_group(
             (<floating*>p.mean_native)[row + r] = canonical(mean[r], True)
         if p.var_native != NULL:
             (<floating*>p.var_native)[row + r] = canonical(var[r], True)
+        if p.inv_native != NULL:
+            (<floating*>p.inv_native)[row + r] = canonical(inv, True)
         if mean_out != NULL:
             mean_out[r] = stat_to_float32(mean[r])
         if inv_out != NULL:

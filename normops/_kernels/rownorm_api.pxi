@@ -106,6 +106,7 @@ def row_normalize(
     p.given_inv = NULL
     p.mean_native = NULL
     p.var_native = NULL
+    p.inv_native = NULL
     if mean_out is not None:
         check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
     if inv_out is not None:
@@ -318,13 +319,17 @@ cdef int run_batch_training(
     cnp.ndarray scale, Storage ss, object bias, int bs,
     const void* given_mean, const void* given_var, void* running_mean, void* running_var,
     Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon, double momentum, int n_threads,
+    void* saved_mean=NULL, void* saved_inv=NULL,
 ) except -1:
     """BatchNormalization in training mode (decisions.md §5): channel c's
     elements in row-major order (n, then spatial) are gathered into row c
     of an arithmetic-type scratch, normalised there in place with their
     batch statistics and scattered back; then the running statistics
     (given * momentum) + (current * (1 - momentum)), each operation rounded,
-    into running_mean/running_var (arithmetic type, C values each)."""
+    into running_mean/running_var (arithmetic type, C values each).
+    saved_mean/saved_inv (or NULL) receive the batch mean and the
+    inv = 1 / sqrt(var + epsilon) that normalised Y (legacy opsets'
+    saved_mean and saved_var)."""
     cdef bint wide = xs == STORE_FLOAT64
     cdef Storage arith = STORE_FLOAT64 if wide else STORE_FLOAT32
     cdef Py_ssize_t cols = N * S, n, c, k
@@ -336,7 +341,7 @@ cdef int run_batch_training(
     cdef char* pr = <char*>cnp.PyArray_DATA(rows)
     cdef const char* px = <const char*>cnp.PyArray_DATA(x)
     cdef char* py = <char*>cnp.PyArray_DATA(y)
-    cdef void* mean = malloc(2 * max(C, 1) * item)
+    cdef void* mean = malloc(3 * max(C, 1) * item)  # mean, var, inv per channel
     cdef RowParams p
     cdef double m, rest
     cdef float mf, restf
@@ -355,6 +360,7 @@ cdef int run_batch_training(
         p.seg_len = cols
         p.mean_native = mean
         p.var_native = <char*>mean + C * item
+        p.inv_native = <char*>mean + 2 * C * item
         run_row_normalize(rows, arith, rows, arith, scale, ss, bias, bs, NULL, NULL, C, cols,
                           epsilon, True, n_threads, &p)
         with nogil:
@@ -380,6 +386,10 @@ cdef int run_batch_training(
                                                           + ((<float*>mean)[k] * restf), True)
                     (<float*>running_var)[k] = canonical(((<const float*>given_var)[k] * mf)
                                                          + ((<float*>mean)[C + k] * restf), True)
+        if saved_mean != NULL:
+            memcpy(saved_mean, mean, C * item)
+        if saved_inv != NULL:
+            memcpy(saved_inv, <char*>mean + 2 * C * item, C * item)
     finally:
         free(mean)
     return 0
@@ -387,12 +397,14 @@ cdef int run_batch_training(
 
 def batch_normalization_training(x, scale, bias, given_mean, given_var, y, running_mean, running_var,
                                  Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon,
-                                 double momentum, int n_threads):
+                                 double momentum, int n_threads, saved_mean=None, saved_inv=None):
     """BatchNormalization in training mode on an N x C x S input x into y
     (storage as in row_normalize: float64 throughout, or float32 arithmetic
     on float32/float16/bfloat16 storage). scale and bias have C values;
     given_mean/given_var (read) and running_mean/running_var (written) C
-    values of the arithmetic type. epsilon and momentum are rounded to it."""
+    values of the arithmetic type. epsilon and momentum are rounded to it.
+    saved_mean/saved_inv (None, or C values of the arithmetic type, written)
+    receive the batch mean and inverse standard deviation Y was made with."""
     cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y"), ss = storage_of(scale, "scale")
     cdef int bs = <int>storage_of(bias, "bias")
     if N < 1 or C < 0 or S < 1:
@@ -407,7 +419,11 @@ def batch_normalization_training(x, scale, bias, given_mean, given_var, y, runni
     for a, name, w in ((given_mean, "given_mean", False), (given_var, "given_var", False),
                        (running_mean, "running_mean", True), (running_var, "running_var", True)):
         check_array(a, arith, C, w, name)
+    for a, name in ((saved_mean, "saved_mean"), (saved_inv, "saved_inv")):
+        if a is not None:
+            check_array(a, arith, C, True, name)
     run_batch_training(x, xs, y, ys, scale, ss, bias, bs, data_or_null(given_mean), data_or_null(given_var),
                        data_or_null(running_mean), data_or_null(running_var), N, C, S,
                        epsilon if xs == STORE_FLOAT64 else <float>epsilon,
-                       momentum if xs == STORE_FLOAT64 else <float>momentum, n_threads)
+                       momentum if xs == STORE_FLOAT64 else <float>momentum, n_threads,
+                       data_or_null(saved_mean), data_or_null(saved_inv))

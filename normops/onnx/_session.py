@@ -294,6 +294,8 @@ class InferenceSession:
                     step.attributes = op.fill_attributes(step.version, attributes)
                 except InvalidInputError as exc:
                     raise InvalidInputError(f"{_WHERE}: {label}: {exc}") from None
+                if op.node_attributes is not None:  # forms chosen by the declared outputs
+                    step.attributes = op.node_attributes(step.version, step.attributes, step.outputs)
                 if domain == "" and not onnx.defs.has(node.op_type, ""):
                     unchecked.add(i)
             elif domain == "" and node.op_type in PLUMBING:

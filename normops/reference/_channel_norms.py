@@ -32,12 +32,11 @@ def normalize_rows_params(x2d, scale2d, bias2d, epsilon):
     Returns ``(y, mean, var)`` (mean and var per row, arithmetic dtype)."""
     dt = x2d.dtype
     n = dt.type(x2d.shape[1])
-    eps = dt.type(np.float32(epsilon))
     with np.errstate(all="ignore"):
         mean = sum16(x2d) / n                          # step 1
         d = x2d - mean[:, None]                        # step 2: difference,
         var = sum16(d * d) / n                         #   square, sum, divide
-        inv = dt.type(1) / np.sqrt(var + eps)          # step 3
+        inv = inverse_std(var, epsilon)                # step 3
         y = apply_affine(x2d, mean[:, None], inv[:, None], scale2d, bias2d)
     return y, canonical_nan(mean), canonical_nan(var)
 
@@ -90,9 +89,13 @@ def group_normalization(X, scale, bias, num_groups, epsilon, per_channel):
     return (_round(y.reshape(X.shape), X.dtype),)
 
 
-def batch_normalization(X, scale, B, mean, var, epsilon, momentum, training):
+def batch_normalization(X, scale, B, mean, var, epsilon, momentum, training, saved=False):
     """Inference: the given statistics; training: the batch statistics, and
-    the running statistics as outputs 2 and 3."""
+    the running statistics as outputs 2 and 3; with ``saved`` (the legacy
+    training form before opset 14) also saved_mean, the batch mean, and
+    saved_var, the inv = 1 / sqrt(batch_var + epsilon) of step 3 that
+    normalised Y (not a variance), each rounded once to the dtype of
+    mean / var."""
     dt = _arith(X, scale, B, mean, var)
     N, C = X.shape[:2]
     x = X.astype(dt).reshape(N, C, -1)
@@ -108,8 +111,11 @@ def batch_normalization(X, scale, B, mean, var, epsilon, momentum, training):
     brow = np.repeat(B.astype(dt)[:, None], N * spatial, axis=1)
     y, current_mean, current_var = normalize_rows_params(rows, srow, brow, epsilon)
     y = y.reshape(C, N, spatial).transpose(1, 0, 2)
-    return (_round(np.ascontiguousarray(y).reshape(X.shape), X.dtype),
-            running_statistic(mean, current_mean, momentum), running_statistic(var, current_var, momentum))
+    outputs = (_round(np.ascontiguousarray(y).reshape(X.shape), X.dtype),
+               running_statistic(mean, current_mean, momentum), running_statistic(var, current_var, momentum))
+    if saved:
+        outputs += (_round(current_mean, mean.dtype), _round(inverse_std(current_var, epsilon), var.dtype))
+    return outputs
 
 
 def inverse_std(var, epsilon):
