@@ -242,6 +242,15 @@ def test_legacy_training_outputs(dtype):
         c = (None, slice(None), None, None)
         y = (((x - saved_mean[c]) * saved_var[c]) * s[c]) + b[c]
         assert_outputs_equal([y], new[:1])
+    # bit for bit with the reference at every thread count, five outputs
+    x9 = (rng.standard_normal((4, 9, 60, 40)) * 3).astype(dtype)  # a chunk per channel: 9 chunks
+    params = [rng.standard_normal(9).astype(dtype) for _ in range(3)] + [(rng.random(9) + 0.1).astype(dtype)]
+    for opset, attrs in ((9, {"training_mode": 1}), (6, {"is_test": 0})):
+        want = normops.reference.run(BN, [x9, *params], {"momentum": 0.6, **attrs}, opset=opset)
+        assert len(want) == 5
+        for n in range(1, 9):
+            got = normops.run(BN, [x9, *params], {"momentum": 0.6, **attrs}, opset=opset, n_threads=n)
+            assert_outputs_equal(got, want, f"opset {opset} n={n}")
     # is_test=1 (the default through the function) is inference at opsets 1 and 6
     for opset in (1, 6):
         assert_outputs_equal([normops.batch_normalization(x, s, b, m, v, opset=opset)],

@@ -788,6 +788,9 @@ def test_refused_legacy_batch_norm_forms_are_listed_at_load():
         assert (f"BatchNormalization (domain ai.onnx, opset {opset}, 1 node): opset {opset}: attribute "
                 "'spatial'=0") in message
         assert f"Exp (domain ai.onnx, opset {opset}, 1 node)" in message
+    # ONNX allows one or five output slots before opset 14 (the checker says so)
+    with pytest.raises(InvalidInputError, match="output size 3 not in allowed output sizes"):
+        InferenceSession(_batch_norm_model(9, ["y", "mean", "var"]))
     # is_test=1 (inference) declaring the training outputs is invalid
     with pytest.raises(InvalidInputError, match=r"node 0 \(BatchNormalization\).*'mean'.*is_test=1"):
         InferenceSession(_batch_norm_model(6, ["y", "mean", "var", "sm", "sv"], is_test=1))
