@@ -45,7 +45,7 @@ QUICK_STRIDE = 4099
 GOLDEN_DIGESTS = {
     1: {"exp": "3454f5cced57c37cac2f523ef8964563430f8e0c85837626724955094b614dce",
         "log": "982250baecdb23cc9115a63b45f4411e049fa408f560511661dc27788911396d",
-        "erf": None},
+        "erf": "7af8cd2a09552ee5ce186e38377332c5244cb7eaa93caa02ff3c37e90d0b839c"},
     QUICK_STRIDE: {"exp": "8092cc4a8e0e78319d2c647bb4fbc6070ab988d6a1daddeaafd72523668225d0",
                    "log": "97defe6ca2cbff78a070919e56e30a6afb70ae899104c70c26bc8bdd39cfbf6f",
                    "erf": "7b7979e248943fe1f0fc66fc47b3f05ceb2eadef7d7cd6462e357bda3fdfa567"},
