@@ -1,7 +1,10 @@
 """The proof that exp32 and log32 are correctly rounded for all 2^32 inputs.
 
-``python -m normops verify-transcendentals [--function exp|log|both]
+``python -m normops verify-transcendentals [--function exp|log|erf|both|all]
 [--levels baseline,avx2,avx512] [--quick]``
+
+(``both`` is exp and log, ``all``, the default, adds erf; erf32's check is
+described at ``check_erf``.)
 
 For every float32 input, in chunks of consecutive bit patterns:
 
@@ -34,15 +37,18 @@ from . import _config, _isa
 
 ALL_PATTERNS = 1 << 32
 FUNCTIONS = ("exp", "log")
+ERF_CHUNK = 1 << 22
 QUICK_STRIDE = 4099
 
 #: SHA-256 of the correctly rounded results (docs/transcendentals.md), by
 #: stride: all 2^32 inputs (1) and the --quick sample.
 GOLDEN_DIGESTS = {
     1: {"exp": "3454f5cced57c37cac2f523ef8964563430f8e0c85837626724955094b614dce",
-        "log": "982250baecdb23cc9115a63b45f4411e049fa408f560511661dc27788911396d"},
+        "log": "982250baecdb23cc9115a63b45f4411e049fa408f560511661dc27788911396d",
+        "erf": "7af8cd2a09552ee5ce186e38377332c5244cb7eaa93caa02ff3c37e90d0b839c"},
     QUICK_STRIDE: {"exp": "8092cc4a8e0e78319d2c647bb4fbc6070ab988d6a1daddeaafd72523668225d0",
-                   "log": "97defe6ca2cbff78a070919e56e30a6afb70ae899104c70c26bc8bdd39cfbf6f"},
+                   "log": "97defe6ca2cbff78a070919e56e30a6afb70ae899104c70c26bc8bdd39cfbf6f",
+                   "erf": "7b7979e248943fe1f0fc66fc47b3f05ceb2eadef7d7cd6462e357bda3fdfa567"},
 }
 
 
@@ -230,6 +236,149 @@ def check_function(function, levels, *, stride=1, chunk=1 << 24, n_threads=None,
     return outcome
 
 
+# ------------------------------------------------------------------ erf32
+
+#: erf32 promises to be faithful: every result within this many ulps
+ERF_BOUND = 1.0
+#: errors measured against erf64 (about 1.4 double ulps, 2^-28 float32
+#: ulps) above this are decided by mpmath
+ERF_SUSPECT = 1.0 - 2.0 ** -20
+
+
+def erf_ulp_error(x, y):
+    """|y - erf(x)| in float32 ulps of erf(x)'s binade (mpmath at 128 bits;
+    x, y float32 scalars, x finite)."""
+    mpmath = _mpmath()
+    with mpmath.workprec(128):
+        value = mpmath.erf(mpmath.mpf(float(x)))
+        if value == 0:
+            return 0.0 if float(y) == 0 else float("inf")
+        _, exponent = mpmath.frexp(abs(value))
+        quantum = mpmath.ldexp(1, max(exponent - 24, -149))
+        return float(abs(mpmath.mpf(float(y)) - value) / quantum)
+
+
+class ErfOutcome(Outcome):
+    def __init__(self):
+        super().__init__("erf")
+        self.max_error = (0.0, 0)      # (ulps per erf64, input pattern)
+        self.suspects = 0              # rechecked with mpmath
+        self.special_wrong = 0         # NaN, +-inf not as documented
+
+    @property
+    def ok(self):
+        return super().ok and self.special_wrong == 0
+
+
+def _erf_errors(reference, xf, yf, ref, n_threads, outcome, max_listed):
+    """The errors of erf32 at the finite inputs xf (results yf) against
+    erf64; mpmath decides those above ERF_SUSPECT."""
+    r = ref[:xf.size]
+    reference.erf64_into(xf.astype(np.float64), r, n_threads)
+    with np.errstate(divide="ignore"):
+        _, exponent = np.frexp(r)
+    quantum = np.ldexp(1.0, np.maximum(exponent - 24, -149))
+    err = np.abs(yf.astype(np.float64) - r) / quantum
+    i = int(np.argmax(err))
+    if err[i] > outcome.max_error[0]:
+        outcome.max_error = (float(err[i]), int(xf[i:i + 1].view(np.uint32)[0]))
+    for j in np.nonzero(err > ERF_SUSPECT)[0]:
+        outcome.suspects += 1
+        pattern = int(xf[j:j + 1].view(np.uint32)[0])
+        if erf_ulp_error(xf[j], yf[j]) >= ERF_BOUND:
+            outcome.n_wrong += 1
+            if len(outcome.wrong) < max_listed:
+                outcome.wrong.append((pattern, int(yf[j:j + 1].view(np.uint32)[0]), None))
+
+
+def check_erf(levels, *, stride=1, chunk=ERF_CHUNK, n_threads=None, report=print, max_listed=20):
+    """erf32 over the patterns 0, stride, 2*stride, ... below 2^32: every
+    ISA build bit-identical; every finite input within ERF_BOUND ulp of
+    erf, measured against normops' erf64 of the widened input (its error is
+    about 2^-28 float32 ulp) and decided with mpmath above ERF_SUSPECT;
+    NaN -> canonical NaN, +-inf -> +-1. erf32 is faithful, not correctly
+    rounded, so the digest identifies this implementation (its bits are
+    the same on every platform all the same: float32 + - * only)."""
+    modules = [(level, _isa.load(level)) for level in levels]
+    reference = modules[0][1]
+    outcome = ErfOutcome()
+    n_threads = _config.resolve_threads(n_threads, "verify-transcendentals")
+    total = (ALL_PATTERNS + stride - 1) // stride
+    chunk = max(1, min(chunk, total))
+    digest = hashlib.sha256()
+    outs = {level: np.empty(chunk, np.float32) for level, _ in modules}
+    ref = np.empty(chunk, np.float64)
+    started = time.perf_counter()
+    n_chunks = (total + chunk - 1) // chunk
+    report_every = max(1, n_chunks // 16)
+    for c in range(n_chunks):
+        first = c * chunk
+        count = min(chunk, total - first)
+        start = first * stride
+        x = (np.arange(count, dtype=np.uint64) * stride + start).astype(np.uint32).view(np.float32)
+        views = {level: out[:count] for level, out in outs.items()}
+        for level, module in modules:
+            module.erf32_into(x, views[level], n_threads)
+        got = views[levels[0]]
+        gbits = got.view(np.uint32)
+        for level in levels[1:]:
+            other = views[level].view(np.uint32)
+            if not np.array_equal(gbits, other):
+                differ = np.nonzero(gbits != other)[0]
+                outcome.n_level_mismatches += differ.size
+                for i in differ[:max(0, max_listed - len(outcome.level_mismatches))]:
+                    outcome.level_mismatches.append((level, start + int(i) * stride, int(other[i]), int(gbits[i])))
+        digest.update(_little_endian(gbits).tobytes())
+        outcome.checked += count
+        # special inputs: exact results
+        nan = np.isnan(x)
+        inf = np.isinf(x)
+        outcome.special_wrong += int(np.count_nonzero(gbits[nan] != 0x7FC00000))
+        outcome.special_wrong += int(np.count_nonzero(got[inf] != np.sign(x[inf])))
+        # finite inputs: the error against erf64
+        finite = ~(nan | inf)
+        xf, yf = x[finite], got[finite]
+        if xf.size:  # (some chunks hold NaN patterns only)
+            _erf_errors(reference, xf, yf, ref, n_threads, outcome, max_listed)
+        if (c + 1) % report_every == 0 or c + 1 == n_chunks:
+            elapsed = time.perf_counter() - started
+            eta = elapsed / (c + 1) * (n_chunks - c - 1)
+            report(f"  erf32: {outcome.checked:>10d} / {total} inputs ({100.0 * (c + 1) / n_chunks:5.1f}%), "
+                   f"{elapsed:6.1f} s, about {eta:5.0f} s left; max error {outcome.max_error[0]:.4f} ulp, "
+                   f"wrong {outcome.n_wrong}, level mismatches {outcome.n_level_mismatches}")
+    outcome.digest = digest.hexdigest()
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _report_erf(outcome, levels, stride):
+    """Print erf32's outcome; True when it failed."""
+    status = "OK" if outcome.ok else (f"FAILED ({outcome.n_wrong} beyond {ERF_BOUND} ulp, "
+                                      f"{outcome.special_wrong} special values wrong, "
+                                      f"{outcome.n_level_mismatches} level mismatches)")
+    print(f"erf32: {status}: {outcome.checked} inputs in {outcome.seconds:.1f} s; "
+          f"{outcome.suspects} above {ERF_SUSPECT:.7f} ulp per erf64 rechecked with mpmath")
+    error, pattern = outcome.max_error
+    x = np.uint32(pattern).view(np.float32)
+    y = np.empty(1, np.float32)
+    _isa.load(levels[0]).erf32_into(np.array([x]), y, 1)
+    print(f"  largest error: erf32({hex32(pattern)}) [0x{pattern:08x}] = {float(y[0]).hex()}, "
+          f"{erf_ulp_error(x, y[0]):.6f} ulp (mpmath; erf64 said {error:.6f})")
+    for level, p, bits, first in outcome.level_mismatches[:20]:
+        print(f"  level {level} differs from {levels[0]} at input 0x{p:08x}: 0x{bits:08x} != 0x{first:08x}")
+    for p, bits, _ in outcome.wrong[:20]:
+        print(f"  WRONG erf32({hex32(p)}) [0x{p:08x}] = 0x{bits:08x}: {ERF_BOUND} ulp or more from erf")
+    label = "SHA-256 of all outputs" if stride == 1 else "SHA-256 of the sample's outputs"
+    print(f"erf32: {label}: {outcome.digest}", flush=True)
+    golden = GOLDEN_DIGESTS.get(stride, {}).get("erf")
+    failed = not outcome.ok
+    if golden is not None:
+        same = golden == outcome.digest
+        print(f"erf32: {'equals' if same else 'DIFFERS from'} the recorded digest {golden}")
+        failed = failed or not same
+    return failed
+
+
 def _levels(text):
     available = _isa.available_levels()
     if text is None:
@@ -245,9 +394,11 @@ def _levels(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m normops verify-transcendentals",
-        description="Check exp32 and log32 on all 2^32 float32 inputs: every ISA build bit-identical, "
-                    "equal to the long-double reference, mpmath near midpoints; print the SHA-256 of the outputs.")
-    parser.add_argument("--function", choices=("exp", "log", "both"), default="both")
+        description="Check exp32 and log32 (correctly rounded) and erf32 (faithful) on all 2^32 float32 "
+                    "inputs: every ISA build bit-identical, exp/log equal to the long-double reference with "
+                    "mpmath near midpoints, erf within 1 ulp; print the SHA-256 of the outputs.")
+    parser.add_argument("--function", choices=("exp", "log", "erf", "both", "all"), default="all",
+                        help="both: exp and log; all (default): exp, log and erf")
     parser.add_argument("--levels", help="comma-separated ISA levels (default: every level this CPU runs)")
     parser.add_argument("--quick", action="store_true", help=f"every {QUICK_STRIDE}th pattern only (seconds)")
     parser.add_argument("--stride", type=int, help="check every STRIDE-th pattern (overrides --quick)")
@@ -261,7 +412,7 @@ def main(argv=None):
     stride = args.stride if args.stride else (QUICK_STRIDE if args.quick else 1)
     if stride < 1:
         parser.error("--stride must be >= 1")
-    functions = FUNCTIONS if args.function == "both" else (args.function,)
+    functions = {"both": FUNCTIONS, "all": FUNCTIONS + ("erf",)}.get(args.function, (args.function,))
     try:
         _mpmath()
     except ImportError:
@@ -271,6 +422,11 @@ def main(argv=None):
     print(f"verify-transcendentals: {sample}, ISA levels {', '.join(levels)}", flush=True)
     failed = False
     for function in functions:
+        if function == "erf":
+            outcome = check_erf(levels, stride=stride, n_threads=args.threads,
+                                report=lambda s: print(s, flush=True))
+            failed = _report_erf(outcome, levels, stride) or failed
+            continue
         outcome = check_function(function, levels, stride=stride, chunk=1 << args.chunk_bits,
                                  n_threads=args.threads, near_bits=args.near_bits,
                                  report=lambda s: print(s, flush=True))

@@ -200,10 +200,15 @@ def test_erf_tanh_error_bounds(name):
     ref = (special.erf if name == "erf" else np.tanh)(x.astype(np.float64))
     y, f = np.empty_like(x), np.empty_like(x)
     getattr(isa.kernels, f"{name}32_into")(x, y)
-    # faithful: within 0.5 + 2^-26 ulp (docs/transcendentals.md); on this
-    # sample every result is the correctly rounded one
-    assert ulp_error(y, ref).max() <= 0.5 + 2.0 ** -20
-    same_bits(y, ref.astype(np.float32))
+    if name == "erf":
+        # faithful, at most 0.77 ulp measured over every input
+        # (docs/transcendentals.md); scipy's float64 erf is ~2^-28 ulp off
+        assert ulp_error(y, ref).max() < 0.78
+    else:
+        # within 0.5 + 2^-26 ulp; on this sample every result is the
+        # correctly rounded one
+        assert ulp_error(y, ref).max() <= 0.5 + 2.0 ** -20
+        same_bits(y, ref.astype(np.float32))
     for level in isa.available_levels():
         module = isa.load(level)
         z = np.empty_like(x)
@@ -251,3 +256,69 @@ def test_erf_tanh_tables_are_reproducible():
     tool = Path(__file__).resolve().parents[1] / "tools" / "gen_erf_tanh_tables.py"
     result = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_erf32_tables_are_reproducible():
+    import subprocess
+    import sys
+    from pathlib import Path
+    tool = Path(__file__).resolve().parents[1] / "tools" / "gen_erf32_tables.py"
+    result = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def erf32_inputs(rng):
+    """Random patterns over the whole float32 range, the interval
+    boundaries k/8 +- 1/16 and their neighbours, the clamp, the saturation,
+    tiny and special values, both signs."""
+    from normops.reference import _erf32
+    patterns = rng.integers(0, 1 << 32, 1 << 20, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    uniform = rng.uniform(0, 4.2, 1 << 19).astype(np.float32)
+    edges = np.arange(0, 66, dtype=np.float32) / np.float32(16)
+    near = np.concatenate([edges, np.nextafter(edges, np.float32(-1)), np.nextafter(edges, np.float32(9))])
+    specials = np.array([_erf32.CLAMP, np.nextafter(_erf32.CLAMP, np.float32(0)), float.fromhex("0x1.f5a88ap+1"),
+                         np.nextafter(np.float32(float.fromhex("0x1.f5a88ap+1")), np.float32(0)), 1e-45, 1e-40, 1.1754942e-38,
+                         1.1754944e-38, float.fromhex("0x1.c49474p-125"), 3.4e38, np.inf, np.nan, 0.0], np.float32)
+    pos = np.concatenate([patterns, uniform, near, specials])
+    return np.concatenate([pos, -pos, np.uint32([0x7FC00001, 0xFFFFFFFF]).view(np.float32)])
+
+
+def test_erf32_kernel_is_the_specification():
+    # the NumPy model reproduces every level, thread count and loop form
+    from normops.reference import _erf32
+    x = erf32_inputs(np.random.default_rng(19))
+    want = _erf32.erf32(x)
+    for level in isa.available_levels():
+        module = isa.load(level)
+        for threads, scalar in ((1, False), (3, False), (1, True)):
+            y = np.empty_like(x)
+            module.erf32_into(x, y, threads, scalar)
+            same_bits(y, want)
+
+
+def test_erf32_specification_special_values():
+    from normops.reference import _erf32
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 3.92, 4.0, -100.0, float.fromhex("0x1.f5a88ap+1")],
+                 np.float32)
+    y = _erf32.erf32(x)
+    u = y.view(np.uint32)
+    assert u[0] == 0x7FC00000 and y[1] == 1 and y[2] == -1 and u[3] == 0 and u[4] == 0x80000000
+    assert y[5] == np.float32(1e-45) and y[6] == -y[5]  # 1.128 * 2^-149 rounds to 2^-149
+    assert y[7] == 1 and y[8] == 1 and y[9] == -1 and y[10] == 1  # erf rounds to 1 from 0x1.f5a88ap+1 on
+
+
+def test_erf32_is_faithful_near_its_hardest_inputs():
+    # mpmath on the inputs with the largest errors (docs/transcendentals.md)
+    # and on the interval boundaries
+    mpmath = pytest.importorskip("mpmath")
+    from normops.reference import _erf32
+    edges = np.arange(1, 64, dtype=np.float32) / np.float32(16)
+    x = np.concatenate([np.float32([float.fromhex("0x1.c49474p-125"), float.fromhex("0x1.87103ep-125"), 1e-45, 1e-38]), edges,
+                        np.nextafter(edges, np.float32(0)), np.nextafter(edges, np.float32(9))])
+    y = _erf32.erf32(x)
+    with mpmath.workprec(100):
+        for v, w in zip(x, y):
+            e = mpmath.erf(mpmath.mpf(float(v)))
+            _, exponent = mpmath.frexp(e)
+            err = abs(mpmath.mpf(float(w)) - e) / mpmath.ldexp(1, max(exponent - 24, -149))
+            assert err < 0.78, (float(v).hex(), float(err))

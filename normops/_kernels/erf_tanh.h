@@ -1,32 +1,34 @@
 /* normops' own erf and tanh (docs/transcendentals.md, "erf and tanh").
  *
- * erf32 / tanh32: float32 in and out. |x| widened to double, a polynomial
- * of degree 15 on its interval of width 1/4 (erf_tanh_tables.h), evaluated
- * in double by Horner's rule with separate * and + (the build passes
- * -ffp-contract=off), rounded once to float32, sign restored. The double
- * has a relative error below 2^-50 (fit, coefficient rounding and Horner),
- * so the float32 result is within 0.5 + 2^-26 ulp: faithful, correctly
- * rounded except within 2^-26 ulp of a midpoint (measured over every
- * input, docs/transcendentals.md). erf64 / tanh64: the same polynomials in
- * double, about one ulp. erf32_fast / tanh32_fast: degree 7 with float
- * coefficients in float arithmetic, fused multiply-add where the CPU has
- * it (the fast flavour may differ between ISA levels), about 2 ulp.
+ * erf32: float32 arithmetic, piecewise degree-5 polynomials on 32
+ * intervals of width 1/8 (erf32_tables.h, tools/gen_erf32_tables.py), the
+ * result a float plus a small correction: faithful (at most 0.77 ulp, proven
+ * over every input by `python -m normops verify-transcendentals --function
+ * erf`). tanh32: |x| widened to double, a polynomial of degree 15 on its
+ * interval of width 1/4 (erf_tanh_tables.h), evaluated in double by
+ * Horner's rule with separate * and + (the build passes -ffp-contract=off),
+ * rounded once to float32, sign restored: within 0.5 + 2^-26 ulp. erf64 /
+ * tanh64: the same double polynomials, about one ulp. erf32_fast /
+ * tanh32_fast: degree 7 with float coefficients in float arithmetic, fused
+ * multiply-add where the CPU has it (the fast flavour may differ between
+ * ISA levels), about 2 ulp.
  *
- * Only + - * on double/float, an exact float -> int truncation (the
- * interval index) and table loads; no libm. The table loads are gathers in
- * the auto-vectorised loops; at AVX-512 the float32 erf (and both fast
- * functions) keep each coefficient's intervals in two registers instead.
- * Every form performs exactly the scalar operations: the exact functions
- * give the same bits at every ISA level.
+ * Only + - * on double/float, exact conversions, integer operations on bit
+ * patterns and table loads; no libm. The table loads are gathers in the
+ * auto-vectorised loops; at AVX-512 erf32 (and both fast functions) keep
+ * each coefficient's intervals in two registers instead. Every form
+ * performs exactly the scalar operations: the exact functions give the
+ * same bits at every ISA level.
  *
  * Special values: NaN -> canonical NaN; +-inf -> +-1; +-0 -> +-0; |x|
- * from the saturation threshold on (erf_tanh_tables.h) gives exactly +-1.
+ * from the saturation threshold on gives exactly +-1.
  */
 #ifndef NORMOPS_ERF_TANH_H
 #define NORMOPS_ERF_TANH_H
 
 #include "transcendental.h"
 #include "erf_tanh_tables.h"
+#include "erf32_tables.h"
 
 /* Horner's rule on interval i of a coefficient table of degree DEG. The
  * index is int32 arithmetic so that gcc makes the loads gathers. */
@@ -47,8 +49,8 @@
         t = a_ - (T)(2 * i + (i > 0)) * (T)0.125;  /* integer select: vectorises */ \
     } while (0)
 
-/* f32 exact: the double polynomial on |x|, rounded once, sign of x */
-#define NORMOPS_ET_DEFINE32(name, INTERVALS32, INTERVALS, SAT64)                                       \
+/* tanh32 exact: the double polynomial on |x|, rounded once, sign of x */
+#define NORMOPS_ET_DEFINE32(name, INTERVALS32, SAT64)                              \
     NORMOPS_ALWAYS_INLINE float normops_##name##32(float x) {                      \
         uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
         double a = (double)normops_u2f(ax);                                        \
@@ -59,7 +61,9 @@
         uint32_t y = normops_f2u((float)p) | (ux & 0x80000000u);                   \
         y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
         return normops_u2f(y);                                                     \
-    }                                                                              \
+    }
+/* erf64 / tanh64: the same polynomials in double */
+#define NORMOPS_ET_DEFINE64(name, INTERVALS, SAT64)                                \
     NORMOPS_ALWAYS_INLINE double normops_##name##64(double x) {                    \
         uint64_t ux = normops_d2u(x), ax = ux & 0x7FFFFFFFFFFFFFFFull;             \
         double a = normops_u2d(ax);                                                \
@@ -72,40 +76,67 @@
         return normops_u2d(y);                                                     \
     }
 
-/* float32 erf is clamped below 4 (it rounds to 1 from 3.92 on), so that it
- * reads the first 16 intervals only; tanh below 19.5 */
-NORMOPS_ET_DEFINE32(erf, 16, NORMOPS_ERF_INTERVALS, NORMOPS_ERF_SAT64)
-NORMOPS_ET_DEFINE32(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_SAT64)
+/* tanh32 is clamped below 19.5 */
+NORMOPS_ET_DEFINE32(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_SAT64)
+NORMOPS_ET_DEFINE64(erf, NORMOPS_ERF_INTERVALS, NORMOPS_ERF_SAT64)
+NORMOPS_ET_DEFINE64(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_SAT64)
+
+/* ------------------------------------------------------------ erf32 */
+
+/* erf32, float32 arithmetic (docs/transcendentals.md, "erf32";
+ * erf32_tables.h). a = min(|x|, CLAMP); k = a rounded to a multiple of 1/8
+ * by the shift constant (the low 5 bits of a + SHIFT are i = 8k); t = a - k,
+ * exact; y = B + a * P_i(t), P_i of degree 5 by Horner, B = a on the
+ * intervals near 0 and RN32(erf(k)) elsewhere. a * P_i is at most about a
+ * tenth of y, so the last addition dominates the error: faithful, at most
+ * 0.77 ulp over every input. erf32(CLAMP) = 1, which gives the saturation
+ * (and +-inf -> +-1) with no extra select. Sign of x copied, NaN ->
+ * canonical NaN. */
+NORMOPS_ALWAYS_INLINE float normops_erf32(float x) {
+    uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;
+    float a = normops_u2f(ax);
+    a = a < NORMOPS_ERF32_CLAMP ? a : NORMOPS_ERF32_CLAMP;  /* NaN -> the clamp (restored below) */
+    float s = a + NORMOPS_ERF32_SHIFT;
+    float k = s - NORMOPS_ERF32_SHIFT;
+    float t = a - k;
+    int32_t i = (int32_t)(normops_f2u(s) & 31u);
+    const float* c = normops_erf32_tab;
+    float p = c[(NORMOPS_ERF32_DEG + 1) * 32 + i];
+    _Pragma("GCC unroll 8")
+    for (int r = NORMOPS_ERF32_DEG; r >= 1; r--) p = p * t + c[r * 32 + i];
+    float h = c[i];
+    float b = k < NORMOPS_ERF32_ZONE ? a : h;
+    uint32_t y = normops_f2u(b + a * p) | (ux & 0x80000000u);
+    y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;
+    return normops_u2f(y);
+}
 
 #if defined(__AVX512F__)
-/* erf32 on 16 lanes in explicit vectors: the operations of normops_erf32
- * (two halves of 8 doubles), each coefficient picked from two registers by
- * vpermt2pd instead of a gather; the same bits. */
-NORMOPS_ALWAYS_INLINE __m512d normops_erf32_poly8(__m512d a) {
-    __m512d a_ = _mm512_min_pd(a, _mm512_set1_pd(16 * 0.25 - 0x1p-16));   /* NaN -> the bound, as the select */
-    __m256i i = _mm512_cvttpd_epi32(_mm512_mul_pd(a_, _mm512_set1_pd(4.0)));
-    __m256i m = _mm256_add_epi32(_mm256_add_epi32(i, i), _mm256_min_epi32(i, _mm256_set1_epi32(1)));
-    __m512d t = _mm512_sub_pd(a_, _mm512_mul_pd(_mm512_cvtepi32_pd(m), _mm512_set1_pd(0.125)));
-    __m512i idx = _mm512_cvtepi32_epi64(i);
-    const double* c = normops_erf_coef16 + NORMOPS_ET_DEG * 16;
-    __m512d p = _mm512_permutex2var_pd(_mm512_loadu_pd(c), idx, _mm512_loadu_pd(c + 8));
-    for (int k = NORMOPS_ET_DEG - 1; k >= 0; k--) {
-        c = normops_erf_coef16 + k * 16;
-        p = _mm512_add_pd(_mm512_mul_pd(p, t), _mm512_permutex2var_pd(_mm512_loadu_pd(c), idx, _mm512_loadu_pd(c + 8)));
-    }
-    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, _mm512_set1_pd(NORMOPS_ERF_SAT64), _CMP_GE_OQ), p,
-                                _mm512_set1_pd(1.0));
+/* erf32 on 16 lanes: the operations of normops_erf32, each table row held
+ * in two registers and picked by vpermt2ps (no gathers). vrangeps gives
+ * min(|x|, CLAMP) in one instruction (a NaN stays NaN here). The core
+ * leaves a NaN input as some NaN: Gelu canonicalises its own NaN results. */
+NORMOPS_ALWAYS_INLINE __m512 normops_erf32_core16(__m512 x) {
+    const float* c = normops_erf32_tab;
+    __m512 a = _mm512_range_ps(x, _mm512_set1_ps(NORMOPS_ERF32_CLAMP), 0x0A);  /* min by magnitude, sign cleared */
+    __m512 s = _mm512_add_ps(a, _mm512_set1_ps(NORMOPS_ERF32_SHIFT));
+    __m512 k = _mm512_sub_ps(s, _mm512_set1_ps(NORMOPS_ERF32_SHIFT));
+    __m512 t = _mm512_sub_ps(a, k);
+    __m512i i = _mm512_castps_si512(s);  /* vpermt2ps reads the low 5 bits */
+#define NORMOPS_ERF32_ROW(r) _mm512_permutex2var_ps(_mm512_loadu_ps(c + (r) * 32), i, _mm512_loadu_ps(c + (r) * 32 + 16))
+    __m512 p = NORMOPS_ERF32_ROW(NORMOPS_ERF32_DEG + 1);
+    for (int r = NORMOPS_ERF32_DEG; r >= 1; r--) p = _mm512_add_ps(_mm512_mul_ps(p, t), NORMOPS_ERF32_ROW(r));
+    __m512 b = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k, _mm512_set1_ps(NORMOPS_ERF32_ZONE), _CMP_LT_OQ),
+                                    NORMOPS_ERF32_ROW(0), a);
+#undef NORMOPS_ERF32_ROW
+    __m512 y = _mm512_add_ps(b, _mm512_mul_ps(a, p));
+    /* y | (x & sign) */
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(y), _mm512_castps_si512(x),
+                                                         _mm512_set1_epi32(0x7FFFFFFF), 0xF4));
 }
 
 NORMOPS_ALWAYS_INLINE __m512 normops_erf32_16(__m512 x) {
-    const __m512i absmask = _mm512_set1_epi32(0x7FFFFFFF);
-    __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), absmask));
-    __m256 lo = _mm512_cvtpd_ps(normops_erf32_poly8(_mm512_cvtps_pd(_mm512_castps512_ps256(ax))));
-    __m256 hi = _mm512_cvtpd_ps(normops_erf32_poly8(_mm512_cvtps_pd(_mm512_extractf32x8_ps(ax, 1))));
-    __m512 p = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
-    __m512 y = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(p),
-                                                   _mm512_andnot_si512(absmask, _mm512_castps_si512(x))));
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y,
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), normops_erf32_core16(x),
                                 _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
 }
 #endif

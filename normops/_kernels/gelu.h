@@ -52,8 +52,8 @@ NORMOPS_GELU_MAP(float, f32, tanh)
  * functions above, no fused multiply-add outside erf/tanh. */
 NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast) {
     __m512 g;
-    if (!fast) {  /* the exact flavour's erf (its tanh stays in the gathering loop) */
-        g = normops_erf32_16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
+    if (!fast) {  /* the exact flavour's erf (its tanh stays in the gathering loop); NaN canonicalised below */
+        g = normops_erf32_core16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
     } else if (kind == NORMOPS_GELU_TANH) {
         __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
         __m512 inner = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps((float)0.044715), cube));

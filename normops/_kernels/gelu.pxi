@@ -65,12 +65,13 @@ cdef int run_etfunc(int which, object x, object out, int typenum, int n_threads,
 
 def erf32_into(x, out, int n_threads=1, bint scalar=False):
     """out = erf32(x) (float32 contiguous arrays of one size; out may be x):
-    faithful, within 0.5 + 2^-26 ulp. ``scalar``: the one-at-a-time loop."""
+    faithful (below 1 ulp, float32 arithmetic, proven over every input).
+    ``scalar``: the one-at-a-time loop."""
     run_etfunc(NORMOPS_T_ERF32, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
 
 
 def tanh32_into(x, out, int n_threads=1, bint scalar=False):
-    """out = tanh32(x) (see erf32_into)."""
+    """out = tanh32(x): faithful, within 0.5 + 2^-26 ulp (see erf32_into)."""
     run_etfunc(NORMOPS_T_TANH32, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
 
 
