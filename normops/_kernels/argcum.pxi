@@ -416,7 +416,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
     # contiguous runs (measured faster than the narrow tiles).
     width = min(CUM_TILE, inner)
     while width > CUM_MIN_TILE and n * width > CUM_TILE_ELEMENTS:
-        width //= 2
+        width = max(CUM_MIN_TILE, width // 2)
     units = outer * ((inner + width - 1) // width)
     per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * width))
     chunks = (units + per_chunk - 1) // per_chunk
