@@ -589,6 +589,21 @@ def _cumsum(g, version, dtype):
     return [g.values(shape, dtype), axis], attrs
 
 
+@generator("CumProd", versions=(26,), dtypes=("float32", "float64") + INTS + ("float16", "bfloat16"))
+def _cumprod(g, version, dtype):
+    shape = g.shape(max_size=4000)
+    attrs = {}
+    if g.coin(0.4):
+        attrs["exclusive"] = int(g.coin())
+    if g.coin(0.4):
+        attrs["reverse"] = int(g.coin())
+    axis = np.array(g.axis(len(shape)), dtype=g.choice((np.int32, np.int64)))
+    # factors near 1 keep long products finite for a while; integers small
+    # enough to wrap only in the longer lines
+    return [g.values(shape, dtype, low=-1.6, high=1.6) if dtype.kind == "f" or dtype.name == "bfloat16"
+            else g.values(shape, dtype, low=-3, high=3), axis], attrs
+
+
 # --------------------------------------------------------------------------
 # Cases
 
@@ -611,7 +626,7 @@ class Case:
         shapes = ", ".join("-" if a is None else ("x".join(map(str, a.shape)) or "scalar")
                            + ("" if a.dtype.name == self.dtype else f":{a.dtype.name}")
                            + (f"={a.tolist()}" if a.dtype.kind == "i" and a.size <= 5 and a.ndim <= 1
-                              and self.op_type.startswith(("Reduce", "CumSum")) and a is not self.inputs[0]
+                              and self.op_type.startswith(("Reduce", "CumSum", "CumProd")) and a is not self.inputs[0]
                               else "")
                            for a in self.inputs)
         attrs = ", ".join(f"{k}={v}" for k, v in sorted(self.attributes.items()))

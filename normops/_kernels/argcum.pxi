@@ -535,8 +535,3 @@ def cumulate(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint multip
         else:
             cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
 
-
-def _tmp_cum_tiling(Py_ssize_t min_tile, Py_ssize_t elements):
-    global CUM_MIN_TILE, CUM_TILE_ELEMENTS
-    CUM_MIN_TILE = min_tile
-    CUM_TILE_ELEMENTS = elements
