@@ -576,9 +576,9 @@ for _op in ("ArgMax", "ArgMin"):
     generator(_op, versions=(1, 11, 12, 13), dtypes=FLOATS + INTS + ("int8", "uint8"))(_make_arg)
 
 
-@generator("CumSum", versions=(11, 14),
-           dtypes=lambda v: ("float32", "float64") + INTS + (("float16", "bfloat16") if v >= 14 else ()))
-def _cumsum(g, version, dtype):
+def _cumulative(g, make_values):
+    """Shape, attributes and axis input of a CumSum / CumProd case; the
+    values come last (the random stream of CumSum's cases stays as it was)."""
     shape = g.shape(max_size=4000)
     attrs = {}
     if g.coin(0.4):
@@ -586,22 +586,22 @@ def _cumsum(g, version, dtype):
     if g.coin(0.4):
         attrs["reverse"] = int(g.coin())
     axis = np.array(g.axis(len(shape)), dtype=g.choice((np.int32, np.int64)))
-    return [g.values(shape, dtype), axis], attrs
+    return [make_values(shape), axis], attrs
+
+
+@generator("CumSum", versions=(11, 14),
+           dtypes=lambda v: ("float32", "float64") + INTS + (("float16", "bfloat16") if v >= 14 else ()))
+def _cumsum(g, version, dtype):
+    return _cumulative(g, lambda shape: g.values(shape, dtype))
 
 
 @generator("CumProd", versions=(26,), dtypes=("float32", "float64") + INTS + ("float16", "bfloat16"))
 def _cumprod(g, version, dtype):
-    shape = g.shape(max_size=4000)
-    attrs = {}
-    if g.coin(0.4):
-        attrs["exclusive"] = int(g.coin())
-    if g.coin(0.4):
-        attrs["reverse"] = int(g.coin())
-    axis = np.array(g.axis(len(shape)), dtype=g.choice((np.int32, np.int64)))
     # factors near 1 keep long products finite for a while; integers small
     # enough to wrap only in the longer lines
-    return [g.values(shape, dtype, low=-1.6, high=1.6) if dtype.kind == "f" or dtype.name == "bfloat16"
-            else g.values(shape, dtype, low=-3, high=3), axis], attrs
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        return _cumulative(g, lambda shape: g.values(shape, dtype, low=-1.6, high=1.6))
+    return _cumulative(g, lambda shape: g.values(shape, dtype, low=-3, high=3))
 
 
 # --------------------------------------------------------------------------
