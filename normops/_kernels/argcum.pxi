@@ -66,10 +66,12 @@ cdef enum:
 # CumSum/CumProd need no scratch per line (the previous output row is the
 # running value), so their tiles are wider: longer contiguous runs (measured).
 cdef Py_ssize_t CUM_TILE = 4096
-# Column chunks are narrowed (not below CUM_MIN_TILE lines) while one holds
-# more than CUM_TILE_ELEMENTS elements: see cum_run.
+# Column chunks are narrowed (not below CUM_MIN_TILE lines) while there are
+# fewer than CUM_FEW_TILES and one holds more than CUM_TILE_ELEMENTS
+# elements: see cum_run.
 cdef Py_ssize_t CUM_MIN_TILE = 1024
 cdef Py_ssize_t CUM_TILE_ELEMENTS = 1 << 18
+cdef Py_ssize_t CUM_FEW_TILES = 8
 # decisions.md §6: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
 cdef Py_ssize_t LONG_SEQUENCE = 1 << 20
 cdef Py_ssize_t LONG_BLOCK = 1 << 16
@@ -408,14 +410,16 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
             for c in prange(chunks, schedule="static", num_threads=threads):
                 cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse, op)
         return
-    # Chunks: column tiles of CUM_TILE lines, narrowed (down to CUM_MIN_TILE)
-    # while one holds more than CUM_TILE_ELEMENTS elements, so that long
+    # Chunks: column tiles of CUM_TILE lines; while there are fewer than
+    # CUM_FEW_TILES of them and one holds more than CUM_TILE_ELEMENTS
+    # elements, they are narrowed (down to CUM_MIN_TILE lines), so that long
     # lines over a short outer extent still make several chunks. A function
     # of the shape only; and no width changes a bit (each line's chain is
     # the same), so one thread sweeps CUM_TILE-wide tiles: longer
     # contiguous runs (measured faster than the narrow tiles).
     width = min(CUM_TILE, inner)
-    while width > CUM_MIN_TILE and n * width > CUM_TILE_ELEMENTS:
+    while (width > CUM_MIN_TILE and n * width > CUM_TILE_ELEMENTS
+           and outer * ((inner + width - 1) // width) < CUM_FEW_TILES):
         width = max(CUM_MIN_TILE, width // 2)
     units = outer * ((inner + width - 1) // width)
     per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * width))
