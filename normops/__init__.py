@@ -27,6 +27,7 @@ from .reduction import (
 from .numpy_reductions import amax, amin, logsumexp, max, mean, min, prod, sum  # noqa: A004
 from .arg_reduce import argmax, argmin
 from .cumulative import cumsum
+from .cumulative import cumprod
 from . import ops, reference  # noqa: E402  (needs the operators registered above)
 
 __all__ = [
@@ -47,4 +48,5 @@ __all__ = [
     "mean_variance_normalization", "lp_normalization",
     "argmax", "argmin", "cumsum",
     "gelu", "bias_gelu",
+    "cumprod",
 ]

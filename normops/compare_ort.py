@@ -787,9 +787,9 @@ for _op in ("ArgMax", "ArgMin"):
     generator(_op, versions=(1, 11, 12, 13), dtypes=FLOATS + INTS + ("int8", "uint8"))(_make_arg)
 
 
-@generator("CumSum", versions=(11, 14),
-           dtypes=lambda v: ("float32", "float64") + INTS + (("float16", "bfloat16") if v >= 14 else ()))
-def _cumsum(g, version, dtype):
+def _cumulative(g, make_values):
+    """Shape, attributes and axis input of a CumSum / CumProd case; the
+    values come last (the random stream of CumSum's cases stays as it was)."""
     shape = g.shape(max_size=4000)
     attrs = {}
     if g.coin(0.4):
@@ -797,7 +797,22 @@ def _cumsum(g, version, dtype):
     if g.coin(0.4):
         attrs["reverse"] = int(g.coin())
     axis = np.array(g.axis(len(shape)), dtype=g.choice((np.int32, np.int64)))
-    return [g.values(shape, dtype), axis], attrs
+    return [make_values(shape), axis], attrs
+
+
+@generator("CumSum", versions=(11, 14),
+           dtypes=lambda v: ("float32", "float64") + INTS + (("float16", "bfloat16") if v >= 14 else ()))
+def _cumsum(g, version, dtype):
+    return _cumulative(g, lambda shape: g.values(shape, dtype))
+
+
+@generator("CumProd", versions=(26,), dtypes=("float32", "float64") + INTS + ("float16", "bfloat16"))
+def _cumprod(g, version, dtype):
+    # factors near 1 keep long products finite for a while; integers small
+    # enough to wrap only in the longer lines
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        return _cumulative(g, lambda shape: g.values(shape, dtype, low=-1.6, high=1.6))
+    return _cumulative(g, lambda shape: g.values(shape, dtype, low=-3, high=3))
 
 
 # --------------------------------------------------------------------------
@@ -822,7 +837,7 @@ class Case:
         shapes = ", ".join("-" if a is None else ("x".join(map(str, a.shape)) or "scalar")
                            + ("" if a.dtype.name == self.dtype else f":{a.dtype.name}")
                            + (f"={a.tolist()}" if a.dtype.kind == "i" and a.size <= 5 and a.ndim <= 1
-                              and self.op_type.startswith(("Reduce", "CumSum")) and a is not self.inputs[0]
+                              and self.op_type.startswith(("Reduce", "CumSum", "CumProd")) and a is not self.inputs[0]
                               else "")
                            for a in self.inputs)
         attrs = ", ".join(f"{k}={v}" for k, v in sorted(self.attributes.items()))

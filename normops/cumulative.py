@@ -1,11 +1,14 @@
-"""CumSum (opsets 11, 14) and the NumPy-style ``cumsum``.
+"""CumSum (opsets 11, 14), CumProd (opset 26) and the NumPy-style
+``cumsum`` and ``cumprod``.
 
-Each line along the axis is summed sequentially in the direction of
+Each line along the axis is summed (CumSum) or multiplied (CumProd, the
+same machinery: decisions.md §5) sequentially in the direction of
 accumulation (seed spec, "CumSum"): inclusive ``y[0] = x[0]``,
-``y[i] = y[i-1] + x[i]``; exclusive ``y[0] = 0``, ``y[i] = y[i-1] + x[i-1]``;
-``reverse`` runs from the last element. Integers wrap around; float16 and
-bfloat16 are widened exactly to float32, summed in float32 and each output
-rounded once (decisions.md §4). Every NaN result is the canonical quiet NaN.
+``y[i] = y[i-1] op x[i]``; exclusive ``y[0]`` = 0 (sum) or 1 (product),
+``y[i] = y[i-1] op x[i-1]``; ``reverse`` runs from the last element.
+Integers wrap around (modulo 2^k); float16 and bfloat16 are widened exactly
+to float32, accumulated in float32 and each output rounded once
+(decisions.md §4). Every NaN result is the canonical quiet NaN.
 """
 import numpy as np
 
@@ -34,22 +37,23 @@ def _kernel_dtype(dtype):
     return None
 
 
-def run_kernel(x, axis, exclusive, reverse, n_threads):
-    """The cumulative sum of ``x`` (a served dtype) along ``axis``, in x's
-    dtype (float16/bfloat16 rounded once from float32)."""
+def run_kernel(x, axis, exclusive, reverse, n_threads, multiply=False):
+    """The cumulative sum (product when ``multiply``) of ``x`` (a served
+    dtype) along ``axis``, in x's dtype (float16/bfloat16 rounded once from
+    float32)."""
     arithmetic, view = _kernel_dtype(x.dtype)
     outer, n, inner = geometry(x.shape, axis)
     xk = contiguous(x, arithmetic).view(view)
     y = np.empty(x.shape, view)
     if y.size:
-        _isa.kernels.cum_sum(xk, y, outer, n, inner, exclusive, reverse, n_threads)
+        _isa.kernels.cumulate(xk, y, outer, n, inner, multiply, exclusive, reverse, n_threads)
     return rounded_to(y.view(arithmetic), x.dtype)
 
 
 # ------------------------------------------------------------------ ONNX
 
 class _Plan:
-    __slots__ = ("X", "axis", "exclusive", "reverse")
+    __slots__ = ("X", "axis", "exclusive", "reverse", "multiply")
 
 
 def _axis_input(name, value, ndim):
@@ -79,15 +83,17 @@ def _bind(op, version, inputs, attributes):
     plan.axis = _axis_input(name, inputs[1], X.ndim)
     plan.exclusive = flag_attribute(name, "exclusive", attributes["exclusive"])
     plan.reverse = flag_attribute(name, "reverse", attributes["reverse"])
+    plan.multiply = name == "CumProd"
     return plan
 
 
 def _compute(plan, mode, n_threads, all_outputs):
-    return [run_kernel(plan.X, plan.axis, plan.exclusive, plan.reverse, n_threads)]
+    return [run_kernel(plan.X, plan.axis, plan.exclusive, plan.reverse, n_threads, plan.multiply)]
 
 
 def _reference(plan):
-    return [_reference_argcum.cum_sum(plan.X, plan.axis, plan.exclusive, plan.reverse)]
+    op = np.multiply if plan.multiply else np.add
+    return [_reference_argcum.cumulate(plan.X, plan.axis, plan.exclusive, plan.reverse, op)]
 
 
 CUM_SUM = register(OpDef(
@@ -101,6 +107,21 @@ def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads
     direction of accumulation. Both flavours give the same bits."""
     outputs = CUM_SUM.call((x, axis), {"exclusive": exclusive, "reverse": reverse},
                            opset, mode, n_threads, full_output)
+    return tuple(outputs) if full_output else outputs[0]
+
+
+CUM_PROD = register(OpDef(
+    "CumProd", versions=(26,), inputs=("x", "axis"), n_required=2, outputs=("y",),
+    attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference))
+
+
+def cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None, full_output=False):
+    """ONNX CumProd (opset 26): the cumulative product of ``x`` along
+    ``axis`` (an int32/int64 0-d tensor, or a Python int), sequential in the
+    direction of accumulation; an exclusive product starts with 1. Integers
+    wrap around. Both flavours give the same bits."""
+    outputs = CUM_PROD.call((x, axis), {"exclusive": exclusive, "reverse": reverse},
+                            opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
 
 
@@ -125,15 +146,8 @@ def _numpy_dtype(name, a_dtype, dtype):
     raise UnsupportedError(f"{name}: dtype {dtype} is not served (floating and integer types only)")
 
 
-def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
-    """``numpy.cumsum``: the cumulative sum along ``axis`` (None: of the
-    flattened array), with NumPy's result dtype (bool and small integers
-    give int64 / uint64; ``dtype`` or ``out``'s dtype when given). Floats
-    are added sequentially like NumPy, so float32/float64 results equal
-    NumPy's; float16/bfloat16 keep a float32 running sum and round each
-    output once (NumPy rounds every partial sum to float16). Integer sums
-    wrap around. Complex, object and other dtypes raise UnsupportedError."""
-    name = "cumsum"
+def _numpy_cumulative(name, a, axis, dtype, out, n_threads, multiply):
+    """``numpy.cumsum`` / ``numpy.cumprod`` (``multiply``) on the kernels."""
     a = array_input(name, "a", a)
     if not (a.dtype.kind in "biu" or _kernel_dtype(a.dtype) is not None):
         raise UnsupportedError(f"{name}: input 'a' has dtype {a.dtype}, which normops does not serve "
@@ -148,11 +162,12 @@ def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
         a, axis = a.reshape(-1), 0
     else:
         axis = axis_attribute(name, "axis", axis, a.ndim, "a")
-    # narrow integers wrap the same way when summed in 64 bits and cast back
+    # narrow integers wrap the same way when summed or multiplied in 64 bits
+    # and cast back (2^k divides 2^64)
     work = dtype if _kernel_dtype(dtype) is not None else np.dtype(np.int64 if dtype.kind == "i" else np.uint64)
     with np.errstate(invalid="ignore", over="ignore"):
         x = a.astype(work, copy=False)
-    y = run_kernel(x, axis, False, False, n_threads)
+    y = run_kernel(x, axis, False, False, n_threads, multiply)
     if work != dtype:
         y = y.astype(dtype)
     if out is None:
@@ -161,3 +176,26 @@ def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
         raise InvalidInputError(f"{name}: argument 'out' must be an ndarray of shape {y.shape}")
     out[...] = y
     return out
+
+
+def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
+    """``numpy.cumsum``: the cumulative sum along ``axis`` (None: of the
+    flattened array), with NumPy's result dtype (bool and small integers
+    give int64 / uint64; ``dtype`` or ``out``'s dtype when given). Floats
+    are added sequentially like NumPy, so float32/float64 results equal
+    NumPy's; float16/bfloat16 keep a float32 running sum and round each
+    output once (NumPy rounds every partial sum to float16). Integer sums
+    wrap around. Complex, object and other dtypes raise UnsupportedError."""
+    return _numpy_cumulative("cumsum", a, axis, dtype, out, n_threads, False)
+
+
+def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
+    """``numpy.cumprod``: the cumulative product along ``axis`` (None: of
+    the flattened array), with NumPy's result dtype (bool and small integers
+    give int64 / uint64; ``dtype`` or ``out``'s dtype when given). Floats
+    are multiplied sequentially like NumPy, so float32/float64 results equal
+    NumPy's (NaN payloads aside); float16/bfloat16 keep a float32 running
+    product and round each output once (NumPy rounds every partial product
+    to float16). Integer products wrap around. Complex, object and other
+    dtypes raise UnsupportedError."""
+    return _numpy_cumulative("cumprod", a, axis, dtype, out, n_threads, True)

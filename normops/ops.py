@@ -10,6 +10,7 @@ from .activation import sigmoid
 from .channel_normalization import batch_normalization, group_normalization, instance_normalization
 from .arg_reduce import arg_max, arg_min
 from .cumulative import cum_sum
+from .cumulative import cum_prod
 from .gelu import bias_gelu, gelu
 from .normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from .row_divide import lp_normalization, mean_variance_normalization
@@ -28,4 +29,5 @@ __all__ = [
     "mean_variance_normalization", "lp_normalization",
     "arg_max", "arg_min", "cum_sum",
     "gelu", "bias_gelu",
+    "cum_prod",
 ]

@@ -1,11 +1,11 @@
-# ArgMax / ArgMin and CumSum (seed spec, "ArgMax, ArgMin" and "CumSum";
-# decisions.md §6 for chunks and long sequences).
+# ArgMax / ArgMin, CumSum and CumProd (seed spec, "ArgMax, ArgMin" and
+# "CumSum"; decisions.md §5 for CumProd, §6 for chunks and long sequences).
 #
 # The front layer views the input as outer x n x inner (n: the extent of the
 # axis) in a native, C-contiguous array. inner == 1 is the row layout (each
 # sequence contiguous); otherwise the column layout: the inner outputs of one
 # outer index are contiguous and are processed side by side in tiles, one
-# pass over the data. Every output (ArgMax) or line (CumSum) is computed by
+# pass over the data. Every output (ArgMax) or line (CumSum, CumProd) is computed by
 # one thread from start to end, except ArgMax sequences of at least 2^20
 # terms, which are cut into blocks combined keeping the earliest winner:
 # the same index a single scan gives. Nothing else is combined across
@@ -37,26 +37,45 @@ ctypedef fused argT:
     uint32_t
     uint64_t
 
-# CumSum adds floats, or integers modulo 2^k: signed integers come as their
-# unsigned view (the same bits, and no undefined signed overflow in C).
+# CumSum adds and CumProd multiplies floats, or integers modulo 2^k: signed
+# integers come as their unsigned view (the same bits for both operations,
+# and no undefined signed overflow in C).
 ctypedef fused cumT:
     float
     double
     uint32_t
     uint64_t
 
+# The operation of a cumulative kernel, as a fused type of two empty tags:
+# each operation gets its own compiled loops (no branch inside them) from
+# the one implementation below. Call sites pass a NULL pointer of the tag.
+cdef struct CumAdd:
+    char unused
+cdef struct CumMul:
+    char unused
+
+ctypedef fused cumOp:
+    CumAdd
+    CumMul
+
 # Elements one chunk reads: max(1, 32768 // work) units (the reductions' rule).
 cdef Py_ssize_t ARGCUM_CHUNK_ELEMENTS = 32768
-# Outputs (ArgMax) or lines (CumSum) side by side in the column layout.
+# Outputs (ArgMax) or lines (CumSum, CumProd) side by side in the column layout.
 cdef enum:
     COLUMN_TILE = 512
-# CumSum needs no scratch per line (the previous output row is the running
-# sum), so its tiles are wider: longer contiguous runs (measured).
+# CumSum/CumProd need no scratch per line (the previous output row is the
+# running value), so their tiles are wider: longer contiguous runs (measured).
 cdef Py_ssize_t CUM_TILE = 4096
+# Column chunks are narrowed (not below CUM_MIN_TILE lines) while there are
+# fewer than CUM_FEW_TILES and one holds more than CUM_TILE_ELEMENTS
+# elements: see cum_run.
+cdef Py_ssize_t CUM_MIN_TILE = 1024
+cdef Py_ssize_t CUM_TILE_ELEMENTS = 1 << 18
+cdef Py_ssize_t CUM_FEW_TILES = 8
 # decisions.md §6: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
 cdef Py_ssize_t LONG_SEQUENCE = 1 << 20
 cdef Py_ssize_t LONG_BLOCK = 1 << 16
-# CumSum lines run this many side by side (independent addition chains).
+# CumSum/CumProd lines run this many side by side (independent chains).
 cdef enum:
     CUM_SIDE_BY_SIDE = 4
 
@@ -231,13 +250,31 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
                          min(COLUMN_TILE, inner - j0), is_min, last, find_nan)
 
 
-# ------------------------------------------------------------------ CumSum
+# --------------------------------------------------------- CumSum, CumProd
 
 cdef inline bint cum_is_nan(cumT v) noexcept nogil:
     if cumT is float or cumT is double:
         return v != v
     else:
         return False
+
+
+cdef inline cumT cum_apply(cumT a, cumT b, cumOp* op) noexcept nogil:
+    """One step of the running value: a + b (CumSum) or a * b (CumProd),
+    one IEEE rounding (floats) or modulo 2^k (unsigned integers)."""
+    if cumOp is CumAdd:
+        return a + b
+    else:
+        return a * b
+
+
+cdef inline cumT cum_identity(const cumT* like, cumOp* op) noexcept nogil:
+    """The first output of an exclusive line: 0 (CumSum) or 1 (CumProd), in
+    the type of *like (only its type is used)."""
+    if cumOp is CumAdd:
+        return 0
+    else:
+        return 1
 
 
 cdef inline void cum_canonicalize(cumT* y, Py_ssize_t stride, Py_ssize_t n) noexcept nogil:
@@ -250,14 +287,15 @@ cdef inline void cum_canonicalize(cumT* y, Py_ssize_t stride, Py_ssize_t n) noex
 
 
 cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint exclusive,
-                           bint reverse) noexcept nogil:
+                           bint reverse, cumOp* op) noexcept nogil:
     """count (1 or CUM_SIDE_BY_SIDE = 4, a constant at each call site)
     neighbouring contiguous lines of n >= 1 terms, side by side: each line
-    is its own sequential chain of additions in accumulation order, in a
+    is its own sequential chain of operations in accumulation order, in a
     named accumulator (kept in a register). Inclusive: acc = x[p0], then
-    acc + x[p_k]; exclusive: acc = 0, then acc + x[p_(k-1)]. A NaN sum stays
-    NaN to the end of its line, so a line whose last sum is not NaN holds
-    no NaN, and only the others are canonicalised, afterwards."""
+    acc op x[p_k]; exclusive: acc = identity, then acc op x[p_(k-1)]. A NaN
+    running value stays NaN to the end of its line (NaN + v and NaN * v are
+    NaN), so a line whose last value is not NaN holds no NaN, and only the
+    others are canonicalised, afterwards."""
     cdef Py_ssize_t step = -1 if reverse else 1
     cdef Py_ssize_t p = n - 1 if reverse else 0
     cdef Py_ssize_t lag = step if exclusive else 0, k, q
@@ -267,7 +305,7 @@ cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint
     cdef cumT* y1 = y + n
     cdef cumT* y2 = y + 2 * n
     cdef cumT* y3 = y + 3 * n
-    cdef cumT a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    cdef cumT a0 = cum_identity(x, op), a1 = a0, a2 = a0, a3 = a0
     if not exclusive:
         a0 = x[p]
         if count == 4:
@@ -282,14 +320,14 @@ cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint
     for k in range(1, n):
         p += step
         q = p - lag
-        a0 = a0 + x[q]
+        a0 = cum_apply(a0, x[q], op)
         y[p] = a0
         if count == 4:
-            a1 = a1 + x1[q]
+            a1 = cum_apply(a1, x1[q], op)
             y1[p] = a1
-            a2 = a2 + x2[q]
+            a2 = cum_apply(a2, x2[q], op)
             y2[p] = a2
-            a3 = a3 + x3[q]
+            a3 = cum_apply(a3, x3[q], op)
             y3[p] = a3
     if cum_is_nan(a0):
         cum_canonicalize(y, 1, n)
@@ -303,23 +341,24 @@ cdef inline void cum_lines(const cumT* x, cumT* y, Py_ssize_t n, int count, bint
 
 
 cdef inline void cum_line_range(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t r0, Py_ssize_t r1,
-                                bint exclusive, bint reverse) noexcept nogil:
+                                bint exclusive, bint reverse, cumOp* op) noexcept nogil:
     """Lines r0..r1: whole groups side by side (a constant count, so the
     accumulators stay in registers), then the rest one by one."""
     cdef Py_ssize_t r = r0
     while r + CUM_SIDE_BY_SIDE <= r1:
-        cum_lines(x + r * n, y + r * n, n, CUM_SIDE_BY_SIDE, exclusive, reverse)
+        cum_lines(x + r * n, y + r * n, n, CUM_SIDE_BY_SIDE, exclusive, reverse, op)
         r += CUM_SIDE_BY_SIDE
     while r < r1:
-        cum_lines(x + r * n, y + r * n, n, 1, exclusive, reverse)
+        cum_lines(x + r * n, y + r * n, n, 1, exclusive, reverse, op)
         r += 1
 
 
 cdef inline void cum_tile(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t inner, Py_ssize_t w,
-                          bint exclusive, bint reverse) noexcept nogil:
+                          bint exclusive, bint reverse, cumOp* op) noexcept nogil:
     """Column layout: w neighbouring lines x[i * inner + j] as contiguous
-    vectors; the previous output row is the running sum. Lines whose last
-    sum is NaN are canonicalised afterwards (see cum_lines)."""
+    vectors; the previous output row is the running value. Each line's
+    chain is the same whatever w is. Lines whose last value is NaN are
+    canonicalised afterwards (see cum_lines)."""
     cdef Py_ssize_t step = -1 if reverse else 1
     cdef Py_ssize_t p = n - 1 if reverse else 0
     cdef Py_ssize_t lag = step if exclusive else 0, k, j
@@ -327,23 +366,37 @@ cdef inline void cum_tile(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t inner
     cdef cumT* prev
     cdef cumT* cur = first
     cdef const cumT* src
+    cdef cumT start = cum_identity(x, op)
     for j in range(w):
-        cur[j] = 0 if exclusive else x[p * inner + j]
+        cur[j] = start if exclusive else x[p * inner + j]
     for k in range(1, n):
         prev = cur
         p += step
         cur = y + p * inner
         src = x + (p - lag) * inner
         for j in range(w):
-            cur[j] = prev[j] + src[j]
+            cur[j] = cum_apply(prev[j], src[j], op)
     for j in range(w):
         if cum_is_nan(cur[j]):
             cum_canonicalize(first + j, step * inner, n)
 
 
+cdef inline void cum_tiles(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t inner, Py_ssize_t width,
+                           Py_ssize_t u0, Py_ssize_t u1, bint exclusive, bint reverse,
+                           cumOp* op) noexcept nogil:
+    """Column layout: tiles u0..u1, in the order (outer index, column block
+    of width lines)."""
+    cdef Py_ssize_t tiles = (inner + width - 1) // width, u, o, j0
+    for u in range(u0, u1):
+        o = u // tiles
+        j0 = (u % tiles) * width
+        cum_tile(x + o * n * inner + j0, y + o * n * inner + j0, n, inner,
+                 min(width, inner - j0), exclusive, reverse, op)
+
+
 cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
-                  bint exclusive, bint reverse, int n_threads) noexcept nogil:
-    cdef Py_ssize_t tiles, units, per_chunk, chunks, c, u, j0, o
+                  bint exclusive, bint reverse, int n_threads, cumOp* op) noexcept nogil:
+    cdef Py_ssize_t units, per_chunk, chunks, c, width
     cdef int threads
     if inner == 1:
         # chunks hold whole groups of lines side by side
@@ -352,29 +405,50 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         chunks = (outer + per_chunk - 1) // per_chunk
         threads = threads_for(n_threads, chunks, outer * n)
         if threads <= 1:
-            cum_line_range(x, y, n, 0, outer, exclusive, reverse)
+            cum_line_range(x, y, n, 0, outer, exclusive, reverse, op)
         else:
             for c in prange(chunks, schedule="static", num_threads=threads):
-                cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse)
+                cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse, op)
         return
-    tiles = (inner + CUM_TILE - 1) // CUM_TILE
-    units = outer * tiles
-    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * min(inner, CUM_TILE)))
+    # Chunks: column tiles of CUM_TILE lines; while there are fewer than
+    # CUM_FEW_TILES of them and one holds more than CUM_TILE_ELEMENTS
+    # elements, they are narrowed (down to CUM_MIN_TILE lines), so that long
+    # lines over a short outer extent still make several chunks. A function
+    # of the shape only; and no width changes a bit (each line's chain is
+    # the same), so one thread sweeps CUM_TILE-wide tiles: longer
+    # contiguous runs (measured faster than the narrow tiles).
+    width = min(CUM_TILE, inner)
+    while (width > CUM_MIN_TILE and n * width > CUM_TILE_ELEMENTS
+           and outer * ((inner + width - 1) // width) < CUM_FEW_TILES):
+        width = max(CUM_MIN_TILE, width // 2)
+    units = outer * ((inner + width - 1) // width)
+    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * width))
     chunks = (units + per_chunk - 1) // per_chunk
     threads = threads_for(n_threads, chunks, outer * n * inner)
     if threads <= 1:
-        for u in range(units):
-            o = u // tiles
-            j0 = (u % tiles) * CUM_TILE
-            cum_tile(x + o * n * inner + j0, y + o * n * inner + j0, n, inner,
-                     min(CUM_TILE, inner - j0), exclusive, reverse)
+        width = min(CUM_TILE, inner)
+        cum_tiles(x, y, n, inner, width, 0, outer * ((inner + width - 1) // width), exclusive, reverse, op)
     else:
         for c in prange(chunks, schedule="static", num_threads=threads):
-            for u in range(c * per_chunk, min((c + 1) * per_chunk, units)):
-                o = u // tiles
-                j0 = (u % tiles) * CUM_TILE
-                cum_tile(x + o * n * inner + j0, y + o * n * inner + j0, n, inner,
-                         min(CUM_TILE, inner - j0), exclusive, reverse)
+            cum_tiles(x, y, n, inner, width, c * per_chunk, min((c + 1) * per_chunk, units),
+                      exclusive, reverse, op)
+
+
+cdef int cum_typed(int code, void* px, void* py, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                   bint exclusive, bint reverse, int n_threads, cumOp* op) noexcept nogil:
+    """cum_run for the element type code (0: float32, 1: float64, 2: uint32,
+    3: uint64); -1 for any other code."""
+    if code == 0:
+        cum_run(<const float*>px, <float*>py, outer, n, inner, exclusive, reverse, n_threads, op)
+    elif code == 1:
+        cum_run(<const double*>px, <double*>py, outer, n, inner, exclusive, reverse, n_threads, op)
+    elif code == 2:
+        cum_run(<const uint32_t*>px, <uint32_t*>py, outer, n, inner, exclusive, reverse, n_threads, op)
+    elif code == 3:
+        cum_run(<const uint64_t*>px, <uint64_t*>py, outer, n, inner, exclusive, reverse, n_threads, op)
+    else:
+        return -1
+    return 0
 
 
 # ------------------------------------------------------------ entry points
@@ -441,33 +515,27 @@ def arg_reduce(x, out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint is
         free(scratch)
 
 
-def cum_sum(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint exclusive, bint reverse,
-            int n_threads):
-    """CumSum of the outer x n x inner array x along n into y (same dtype:
-    float32, float64, uint32 or uint64; signed integers are passed as their
-    unsigned view)."""
+def cumulate(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint multiply, bint exclusive,
+             bint reverse, int n_threads):
+    """CumSum (CumProd when multiply) of the outer x n x inner array x along
+    n into y (same dtype: float32, float64, uint32 or uint64; signed
+    integers are passed as their unsigned view)."""
     argcum_shape_check(outer, n, inner)
     if not isinstance(x, cnp.ndarray):
         raise TypeError("kernel argument 'x' must be an ndarray")
     cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
     check_array(x, t, outer * n * inner, False, "x")
     check_array(y, t, outer * n * inner, True, "y")
+    cdef int code = {"f4": 0, "f8": 1, "u4": 2, "u8": 3}.get(x.dtype.kind + str(x.dtype.itemsize), -1)
+    if code < 0:
+        raise TypeError(f"cumulate does not take {x.dtype}")
     if outer * n * inner == 0:
         return
-    cdef str code = x.dtype.kind + str(x.dtype.itemsize)
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    if code == "f4":
-        with nogil:
-            cum_run(<const float*>px, <float*>py, outer, n, inner, exclusive, reverse, n_threads)
-    elif code == "f8":
-        with nogil:
-            cum_run(<const double*>px, <double*>py, outer, n, inner, exclusive, reverse, n_threads)
-    elif code == "u4":
-        with nogil:
-            cum_run(<const uint32_t*>px, <uint32_t*>py, outer, n, inner, exclusive, reverse, n_threads)
-    elif code == "u8":
-        with nogil:
-            cum_run(<const uint64_t*>px, <uint64_t*>py, outer, n, inner, exclusive, reverse, n_threads)
-    else:
-        raise TypeError(f"cum_sum does not take {x.dtype}")
+    with nogil:
+        if multiply:
+            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumMul*>NULL)
+        else:
+            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
+

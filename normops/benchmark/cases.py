@@ -531,7 +531,7 @@ register(row_divide_case("MeanVarianceNormalization", (8, 64, 32, 32), {"axes": 
 register(row_divide_case("MeanVarianceNormalization", (32, 64, 1024), {"axes": (2,)}))
 register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 1, "p": 2}))
 register(row_divide_case("LpNormalization", (1024, 1024), {"axis": 0, "p": 1}))
-# ------------------------------------------------ ArgMax, ArgMin, CumSum
+# ------------------------------------------------ ArgMax, ArgMin, CumSum, CumProd
 
 def _np_arg(fn):
     def run(inputs, attributes, acc=np.float32):
@@ -553,24 +553,37 @@ def _torch_cumsum(torch, tensors, attributes):
     return torch.cumsum(tensors[0], dim=int(tensors[1]))
 
 
+def _np_cumprod(inputs, attributes, acc=np.float32):
+    return np.cumprod(inputs[0], axis=int(inputs[1]), dtype=inputs[0].dtype)
+
+
+def _torch_cumprod(torch, tensors, attributes):
+    return torch.cumprod(tensors[0], dim=int(tensors[1]))
+
+
 _ARGCUM_OPS = {
     # op_type: (opset, normops function, numpy, torch)
     "ArgMax": (13, "ops.arg_max", _np_arg(np.argmax), _torch_arg("argmax")),
     "ArgMin": (13, "ops.arg_min", _np_arg(np.argmin), _torch_arg("argmin")),
     "CumSum": (14, "ops.cum_sum", _np_cumsum, _torch_cumsum),
+    "CumProd": (26, "ops.cum_prod", _np_cumprod, _torch_cumprod),
 }
 
 
 def argcum_case(op_type: str, shape: Sequence[int], axis: int,
                 dtypes: Sequence[str] = ("float32",)) -> Case:
-    """Build (without registering) an ArgMax / ArgMin / CumSum case; CumSum's
-    axis is its second input (an initializer in the ONNX model)."""
+    """Build (without registering) an ArgMax / ArgMin / CumSum / CumProd
+    case; the axis of CumSum and CumProd is their second input (an
+    initializer in the ONNX model)."""
     opset, fn, np_fn, torch_fn = _ARGCUM_OPS[op_type]
     shape = tuple(int(d) for d in shape)
-    cumsum = op_type == "CumSum"
+    cumsum = op_type in ("CumSum", "CumProd")
 
     def make(rng, dtype):
-        x = (rng.standard_normal(shape) * 3).astype(dtype)
+        if op_type == "CumProd":  # factors near 1: long products stay finite and normal
+            x = (1 + 0.01 * rng.standard_normal(shape)).astype(dtype)
+        else:
+            x = (rng.standard_normal(shape) * 3).astype(dtype)
         return [x, np.array(axis, np.int64)] if cumsum else [x]
 
     return Case(

@@ -19,6 +19,10 @@ from ._argcum import arg_reduce, cum_sum  # noqa: E402  (ArgMax, ArgMin, CumSum)
 
 __all__ += ["arg_reduce", "cum_sum"]
 
+from ._argcum import cum_prod  # noqa: E402  (CumProd)
+
+__all__ += ["cum_prod"]
+
 
 def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n_threads=None):
     """Like ``normops.run``, through the executable specification.

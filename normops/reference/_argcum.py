@@ -1,5 +1,5 @@
-"""Executable specification of ArgMax, ArgMin and CumSum (seed spec,
-"ArgMax, ArgMin" and "CumSum"; decisions.md §4 and §6).
+"""Executable specification of ArgMax, ArgMin, CumSum and CumProd (seed
+spec, "ArgMax, ArgMin" and "CumSum"; decisions.md §4, §5 and §6).
 
 ArgMax / ArgMin are a sequential scan: the running winner starts at index 0
 and a later element replaces it when strictly better (or better or equal
@@ -15,8 +15,10 @@ The long-sequence blocks of decisions.md §6 combine to that same index, so
 they do not appear here. NumPy's rule (``nan_wins``): the first NaN, if
 any, else the above.
 
-CumSum adds in the direction of accumulation, one element at a time, in the
-arithmetic type (float32 for float16/bfloat16, rounded once per output).
+CumSum adds and CumProd multiplies in the direction of accumulation, one
+element at a time, in the arithmetic type (float32 for float16/bfloat16,
+rounded once per output); integers wrap around modulo 2^k. An exclusive
+line starts from the operation's identity (0 or 1).
 """
 import numpy as np
 
@@ -57,26 +59,38 @@ def arg_reduce(x, axis, is_min, last, nan_wins):
     return index.astype(np.int64).reshape(out_shape)
 
 
-def cum_sum(x, axis, exclusive, reverse):
-    """The cumulative sum of ``x`` along ``axis``, in x's dtype."""
+def cumulate(x, axis, exclusive, reverse, op):
+    """The running ``op`` (``np.add``: CumSum, ``np.multiply``: CumProd) of
+    ``x`` along ``axis``, in x's dtype."""
     x = np.asarray(x)
     wide = _widened(x)
     moved = np.moveaxis(wide, axis, 0)
     n = moved.shape[0]
-    lines = moved.reshape(n, -1)               # rows stay arrays: integer sums wrap silently
+    lines = moved.reshape(n, -1)               # rows stay arrays: integer results wrap silently
     y = np.empty_like(lines)
     order = list(range(n))[::-1] if reverse else list(range(n))
     if n:
-        acc = np.zeros_like(lines[0]) if exclusive else lines[order[0]].copy()
+        identity = 1 if op is np.multiply else 0
+        acc = np.full_like(lines[0], identity) if exclusive else lines[order[0]].copy()
         y[order[0]] = acc
-        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, overflow: IEEE results
+        with np.errstate(invalid="ignore", over="ignore", under="ignore"):  # inf - inf, 0 * inf, overflow
             for k in range(1, n):
                 source = order[k - 1] if exclusive else order[k]
-                acc = acc + lines[source]      # one rounded addition (or wrap) per element
+                acc = op(acc, lines[source])   # one rounded operation (or wrap) per element
                 y[order[k]] = acc
     y = np.moveaxis(y.reshape(moved.shape), 0, axis)
     if y.dtype.kind == "f":
         y = canonical_nan(y)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", under="ignore"):
             y = y.astype(x.dtype)              # one rounding for float16/bfloat16
     return np.ascontiguousarray(y)
+
+
+def cum_sum(x, axis, exclusive, reverse):
+    """The cumulative sum of ``x`` along ``axis``, in x's dtype."""
+    return cumulate(x, axis, exclusive, reverse, np.add)
+
+
+def cum_prod(x, axis, exclusive, reverse):
+    """The cumulative product of ``x`` along ``axis``, in x's dtype."""
+    return cumulate(x, axis, exclusive, reverse, np.multiply)
