@@ -36,6 +36,17 @@ enum normops_reduce_op {
 #define NORMOPS_SPAN_BYTES 16384
 /* Terms evaluated by exp at a time in the row layout (a multiple of 16). */
 #define NORMOPS_EXP_PIECE 1024
+/* Sequences a float product runs side by side (NORMOPS_PROD_SEQS / lanes vectors
+ * of lanes); enough independent chains to hide the multiply latency. */
+#define NORMOPS_PROD_SEQS 16
+#define NORMOPS_UNROLL _Pragma("GCC unroll 16")
+#if defined(__clang__)
+#define NORMOPS_SHUFFLE2(V, a, b, m) __extension__({                                      \
+    V r_; for (int l_ = 0; l_ < (int)(sizeof(V) / sizeof(a[0])); l_++)                   \
+        r_[l_] = m[l_] < (int)(sizeof(V) / sizeof(a[0])) ? a[m[l_]] : b[m[l_] - (int)(sizeof(V) / sizeof(a[0]))]; r_; })
+#else
+#define NORMOPS_SHUFFLE2(V, a, b, m) __builtin_shuffle(a, b, m)
+#endif
 
 /* The column loop of any element type with N##_identity, N##_step1 and N##_stepv. */
 #define NORMOPS_DEFINE_COLS(T, N)                                                            \
@@ -148,6 +159,49 @@ static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C,
     }                                                                                        \
 }                                                                                            \
                                                                                              \
+/* Sequential products (from 1, term after term) of count <= NORMOPS_PROD_SEQS       \
+ * sequences x + i * stride of n terms, into out[i]. Lane l of accumulator g runs      \
+ * sequence g * LANES + l: each step loads LANES terms of every sequence, transposes   \
+ * them in registers (vector k then holds term k of each sequence) and multiplies the  \
+ * vectors in term order, so each lane keeps its own sequential order while the many   \
+ * chains hide the multiply latency. Missing sequences read ones. */                   \
+static inline void N##_prod_seqs(const T* x, ptrdiff_t stride, int count, ptrdiff_t n, T* out) { \
+    enum { L = N##_LANES, G = NORMOPS_PROD_SEQS / N##_LANES };                               \
+    T ones[L];                                                                               \
+    N##_bits lo[5], hi[5];  /* the log2(L) stages of the transposition */                    \
+    int st = 0;                                                                              \
+    for (int l = 0; l < L; l++) ones[l] = 1;                                                 \
+    NORMOPS_UNROLL for (int d = L / 2; d >= 1; d /= 2, st++)                                 \
+        NORMOPS_UNROLL for (int l = 0; l < L; l++) {                                         \
+            lo[st][l] = (l & d) ? L + l - d : l;                                             \
+            hi[st][l] = (l & d) ? L + l : l + d;                                             \
+        }                                                                                    \
+    N##_vec acc[G];                                                                          \
+    NORMOPS_UNROLL for (int g = 0; g < G; g++) { acc[g] = (N##_vec){0}; acc[g] = acc[g] + 1; } \
+    const ptrdiff_t steps = n / L;                                                           \
+    for (ptrdiff_t t = 0; t < steps; t++)                                                    \
+        NORMOPS_UNROLL for (int g = 0; g < G; g++) {                                         \
+            N##_vec v[L];                                                                    \
+            NORMOPS_UNROLL for (int i = 0; i < L; i++)                                       \
+                v[i] = *(const N##_unaligned*)(g * L + i < count                             \
+                                               ? x + (g * L + i) * stride + t * L : ones);   \
+            st = 0;                                                                          \
+            NORMOPS_UNROLL for (int d = L / 2; d >= 1; d /= 2, st++)                         \
+                NORMOPS_UNROLL for (int i = 0; i < L; i++)                                   \
+                    if (!(i & d)) {                                                          \
+                        N##_vec a = v[i], b = v[i + d];                                      \
+                        v[i] = NORMOPS_SHUFFLE2(N##_vec, a, b, lo[st]);                      \
+                        v[i + d] = NORMOPS_SHUFFLE2(N##_vec, a, b, hi[st]);                  \
+                    }                                                                        \
+            NORMOPS_UNROLL for (int k = 0; k < L; k++) acc[g] = acc[g] * v[k];               \
+        }                                                                                    \
+    for (int i = 0; i < count; i++) {  /* the last n % L terms */                            \
+        T p = acc[i / L][i % L];                                                             \
+        for (ptrdiff_t j = steps * L; j < n; j++) p = p * x[i * stride + j];                 \
+        out[i] = p;                                                                          \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
 /* Row scan of max/min: lanes scan strided subsets, then the lane results are                \
  * scanned by the same rule. The value is the sequential scan's; only a tie                  \
  * between -0 and +0 could depend on the lanes, so a zero result is replaced by              \
@@ -215,23 +269,9 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);                \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
-        for (; i + 8 <= count; i += 8) { /* eight sequential products side by side */        \
-            T p0 = 1, p1 = 1, p2 = 1, p3 = 1, p4 = 1, p5 = 1, p6 = 1, p7 = 1;                \
-            const T* a = x + i * n;                                                          \
-            for (ptrdiff_t j = 0; j < n; j++) {                                              \
-                p0 = p0 * a[j]; p1 = p1 * a[n + j]; p2 = p2 * a[2 * n + j];                  \
-                p3 = p3 * a[3 * n + j]; p4 = p4 * a[4 * n + j]; p5 = p5 * a[5 * n + j];      \
-                p6 = p6 * a[6 * n + j]; p7 = p7 * a[7 * n + j];                              \
-            }                                                                                \
-            out[i] = p0; out[i + 1] = p1; out[i + 2] = p2; out[i + 3] = p3;                  \
-            out[i + 4] = p4; out[i + 5] = p5; out[i + 6] = p6; out[i + 7] = p7;              \
-        }                                                                                    \
-        for (; i < count; i++) {                                                             \
-            T p = 1;                                                                         \
-            const T* a = x + i * n;                                                          \
-            for (ptrdiff_t j = 0; j < n; j++) p = p * a[j];                                  \
-            out[i] = p;                                                                      \
-        }                                                                                    \
+        for (; i < count; i += NORMOPS_PROD_SEQS)                                            \
+            N##_prod_seqs(x + i * n, n, (int)(count - i < NORMOPS_PROD_SEQS ? count - i : NORMOPS_PROD_SEQS), \
+                          n, out + i);                                                       \
         break;                                                                               \
     case NORMOPS_R_MAX: N##_rows_scan(x, count, n, NORMOPS_R_MAX, out); break;               \
     case NORMOPS_R_MIN: N##_rows_scan(x, count, n, NORMOPS_R_MIN, out); break;               \
