@@ -232,6 +232,27 @@ def test_geometry_drops_ones_and_merges_runs():
     assert spec.arrange((1, 1), {0})[1:] == (1, 1, 1)
 
 
+def test_remembered_geometry_is_the_computed_one():
+    # the per-call fast path (spec.geometry, cached) against arrange/output_shape
+    for shape, axes in SHAPES_AXES + [((4, 5), [0]), ((4, 5), [1]), ((7,), [])]:
+        axes = frozenset(a % len(shape) for a in axes)
+        for keepdims in (False, True):
+            for _ in range(2):  # computed, then remembered
+                perm, O, R, C, out_shape = spec.geometry(shape, axes, keepdims)
+                want = spec.arrange(shape, axes)
+                assert list(perm or range(len(shape))) == list(want[0]) and (O, R, C) == want[1:]
+                assert out_shape == spec.output_shape(shape, axes, keepdims)
+    x = data((6, 5), np.float32)
+    for axis in (0, 1, -1, -2, None, (0, 1)):  # the NumPy-style fast route for one int axis
+        assert_same_bits(normops.sum(x, axis=axis), normops.reference.run(
+            "ReduceSum", [x] + ([] if axis is None else [np.array(axis, np.int64).reshape(-1)]),
+            {"keepdims": 0})[0].astype(np.float32).reshape(np.sum(x, axis=axis).shape))
+    with pytest.raises(InvalidInputError, match="sum.*axis 2.*out of range"):
+        normops.sum(x, axis=2)
+    with pytest.raises(InvalidInputError, match="sum.*axis.*integers"):
+        normops.sum(x, axis=True)
+
+
 # ------------------------------------------------------------ special values
 
 @pytest.mark.parametrize("axis,transpose", [(1, False), (0, True)])
