@@ -19,6 +19,7 @@
 #define NORMOPS_REDUCE_H
 
 #include "sum16.h"
+#include "rowmax.h"  /* NORMOPS_VMAX / NORMOPS_VMIN: one max/min instruction on x86 */
 #include "transcendental.h"
 #include <stdint.h>
 
@@ -119,8 +120,8 @@ NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {       
     case NORMOPS_R_SUM_ABS: return acc + N##_term(x, 0, NORMOPS_TERM_ABSOLUTE);              \
     case NORMOPS_R_SUM_SQUARE: return acc + x * x;                                           \
     case NORMOPS_R_PROD: return acc * x;                                                     \
-    case NORMOPS_R_MAX: return N##_blend(x > acc, x, acc);                                   \
-    case NORMOPS_R_MIN: return N##_blend(x < acc, x, acc);                                   \
+    case NORMOPS_R_MAX: return NORMOPS_VMAX(N, x, acc);                                      \
+    case NORMOPS_R_MIN: return NORMOPS_VMIN(N, x, acc);                                      \
     case NORMOPS_R_MAX_NAN: return N##_blend((x > acc) | (x != x), x, acc);                  \
     case NORMOPS_R_MIN_NAN: return N##_blend((x < acc) | (x != x), x, acc);                  \
     default: return acc + x;                                                                 \
