@@ -272,6 +272,21 @@ def test_max_min_scan_rule(axis, transpose):
     assert (bits(reduce("ReduceMin", [-0.0, 0.0, 1.0])) == 0x80000000).all()
 
 
+def test_max_min_rows_side_by_side_keep_the_scan_rule():
+    # the row layout scans four rows at a time: zero ties, NaN and tails per row
+    zeros = [-1.0] * 37 + [-0.0] + [-3.0] * 20 + [0.0] + [-1.0] * 41
+    rows = [zeros, zeros[::-1], [0.0, -0.0] * 50, [-0.0, 0.0] * 50, [np.nan] + [2.0] * 99,
+            [1.0] * 50 + [np.nan] + [3.0] * 49, [np.nan] * 100]
+    x = np.array(rows, np.float32)
+    want_max = [0x80000000, 0, 0, 0x80000000, 0x7FC00000, 0x40400000, 0x7FC00000]
+    for dtype in (np.float32, np.float64):
+        for threads in (1, 2):
+            got = run("ReduceMax", x.astype(dtype), [1], keepdims=0, n_threads=threads).astype(np.float32)
+            assert bits(got).tolist() == want_max
+            got = run("ReduceMin", x.astype(dtype)[:4], [1], keepdims=0, n_threads=threads).astype(np.float32)
+            assert bits(got).tolist() == bits(np.array([-3.0, -3.0, 0.0, -0.0], np.float32)).tolist()
+
+
 def test_nan_results_are_canonical_and_log_sum_exp_rules():
     payload = np.array([0x7FC01234], np.uint32).view(np.float32)[0]
     x = np.array([[1, payload, 3], [1, 2, np.inf], [-np.inf, -np.inf, -np.inf], [1, 2, 3]], np.float32)
