@@ -29,7 +29,9 @@ _NoValue = _NoValueType()
 
 def _axes(name, axis, ndim):
     if axis is None:
-        return frozenset(range(ndim))
+        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else frozenset(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:  # the common case, without the general checks
+        return _ONE_AXIS[axis + ndim if axis < 0 else axis]
     values = axis if isinstance(axis, tuple) else (axis,)
     ints = []
     for v in values:
@@ -41,6 +43,10 @@ def _axes(name, axis, ndim):
             raise InvalidInputError(f"{name}: argument 'axis' must be None, an int or a tuple of ints, "
                                     f"not {axis!r}") from None
     return normalize_axes(name, "argument 'axis'", ints, ndim)
+
+
+_ALL_AXES = tuple(frozenset(range(n)) for n in range(65))  # NumPy arrays have at most 64 axes
+_ONE_AXIS = tuple(frozenset((n,)) for n in range(64))
 
 
 def _refuse(name, **arguments):

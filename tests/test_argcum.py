@@ -241,6 +241,38 @@ def test_long_sequences_threads_and_isa_levels(dtype):
         assert normops.ops.arg_max(x, n_threads=2).tolist() == [0]
 
 
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int16)], ids=str)
+def test_long_columns_in_blocks(dtype):
+    """A long axis that is not the last (column layout): blocks of 2^16 rows
+    per tile, combined keeping the earliest winner; the index is the one
+    sequential scan gives, on every thread count."""
+    rng = np.random.default_rng(11)
+    n = (1 << 20) + 777
+    cols = [_long_sequence(rng, dtype, n) for _ in range(3)]
+    if dtype.kind == "f":
+        cols[1][0] = np.nan                       # a NaN first: index 0
+        cols[2][:1 << 16] = 0                     # block 0 without NaN or a winner,
+        cols[2][1 << 16] = np.nan                 # a NaN leading block 1, the first inf after it
+        cols[2][(1 << 16) + 9] = np.inf
+        cols[2][(5 << 16):(6 << 16)] = np.nan     # and a block of NaN only
+    x = np.stack(cols, 1)
+    for op in ARG_OPS:
+        for last in (0, 1):
+            attrs = {"axis": 0, "select_last_index": last}
+            want = normops.reference.run(op, [x], attrs)[0]
+            if op == "ArgMax" and last == 0 and dtype.kind == "f":
+                assert want.ravel().tolist() == [70_000, 0, (1 << 16) + 9]
+            for level in isa.available_levels():
+                with isa.use(level):
+                    for t in (1, 2, 3, 8):
+                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+    if dtype.kind == "f":
+        for t in (1, 3):  # NumPy's rule: the first NaN wins, across blocks too
+            assert normops.argmax(x, axis=0, n_threads=t).tolist() == np.argmax(x, axis=0).tolist()
+            assert normops.argmin(x[:, ::-1], axis=0, n_threads=t).tolist() == \
+                np.argmin(x[:, ::-1], axis=0).tolist()
+
+
 @pytest.mark.parametrize("shape,axis", [((300, 333), 1), ((300, 333), 0), ((40, 50, 60), 1), ((3, 70000), 1)])
 def test_arg_threads_and_isa_levels(shape, axis):
     rng = np.random.default_rng(4)

@@ -139,6 +139,77 @@ def test_long_rows_with_a_short_block_after_full_ones(op):
         assert_same_bits(run(op, x, [1], n_threads=n), want, f"{op} {n} threads")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_products_side_by_side_keep_each_sequential_order(dtype):
+    # the kernels multiply up to 16 rows / blocks side by side (a register
+    # transposition per step); each must still be the plain sequential product.
+    # Row counts around 16, row lengths with and without a tail, specials.
+    def sequential(x):
+        p = np.ones(x.shape[0], dtype)
+        with np.errstate(all="ignore"):
+            for j in range(x.shape[1]):
+                p = p * x[:, j]
+        return spec.canonical_nan(p) if np.isnan(p).any() else p
+    for rows, n in [(1, 5), (3, 16), (15, 33), (16, 64), (17, 250), (40, 129), (33, 1000)]:
+        x = (np.float32(1) + data((rows, n), np.float32) * np.float32(0.2)).astype(dtype)
+        x[rows // 2, n // 3] = np.nan
+        x[rows - 1, n - 1] = np.inf
+        x[0, 0] = -0.0
+        x[rows // 3, :] = np.float32(8)  # overflows to inf
+        want = sequential(x)
+        for level in normops._isa.available_levels():
+            with normops._isa.use(level):
+                for threads in (1, 2, 3, 8):
+                    assert_same_bits(run("ReduceProd", x, [1], keepdims=0, n_threads=threads), want,
+                                     f"{rows}x{n} {level} {threads}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_long_products_are_block_products_multiplied_in_order(dtype):
+    # decisions.md §6 written out: 20 full blocks of 2^16 and a short one,
+    # each a sequential product, then multiplied in block order. Zeros,
+    # -0, inf and NaN land in some blocks.
+    n = (20 << 16) + 4097
+    x = (np.float32(1) + data((n,), np.float32) * np.float32(1e-3)).astype(dtype)
+    blocks = [x[i:i + (1 << 16)] for i in range(0, n, 1 << 16)]
+    with np.errstate(all="ignore"):
+        def block_product(b):
+            return np.cumprod(b, dtype=dtype)[-1]  # cumprod is sequential
+        for case in ("plain", "zero", "inf", "nan"):
+            y = x.copy()
+            if case == "zero":
+                y[(3 << 16) + 5] = -0.0
+            elif case == "inf":
+                y[(7 << 16) + 100] = np.inf
+                y[n - 3] = -np.inf
+            elif case == "nan":
+                y[(19 << 16) + 9] = np.nan
+            parts = [block_product(y[i:i + (1 << 16)]) for i in range(0, n, 1 << 16)]
+            want = np.cumprod(np.array(parts, dtype), dtype=dtype)[-1:]
+            if np.isnan(want).any():
+                want = spec.canonical_nan(want)
+            want = want.reshape(())
+            assert len(parts) == len(blocks) == 21
+            for level in normops._isa.available_levels():
+                with normops._isa.use(level):
+                    for threads in (1, 2, 3, 8):
+                        assert_same_bits(run("ReduceProd", y, [0], keepdims=0, n_threads=threads), want,
+                                         f"{case} {level} {threads}")
+
+
+def test_long_integer_products_wrap_around():
+    # blocks in both layouts; wrap-around products have one value whatever the
+    # order (odd factors, so the products never wrap to 0)
+    x = RNG.integers(-5, 5, size=(1 << 20) + 333, dtype=np.int64) * 2 + 1
+    for dtype in ("int32", "uint32", "int64", "uint64"):
+        y = x.astype(dtype)
+        want = np.multiply.reduce(y, dtype=y.dtype)
+        for threads in (1, 3):
+            assert run("ReduceProd", y, [0], keepdims=0, n_threads=threads) == want
+        y2 = np.stack([y, y[::-1]], 1)
+        assert (run("ReduceProd", y2, [0], keepdims=0, n_threads=2) == np.multiply.reduce(y2, axis=0, dtype=y2.dtype)).all()
+
+
 def test_column_layout_is_sequential_and_row_layout_is_sum16():
     big, one = np.float32(1e8), np.float32(1)
     col = np.array([[big, big], [one, one], [-big, -big]], np.float32)   # reduce axis 0: column layout
@@ -161,6 +232,27 @@ def test_geometry_drops_ones_and_merges_runs():
     assert spec.arrange((1, 1), {0})[1:] == (1, 1, 1)
 
 
+def test_remembered_geometry_is_the_computed_one():
+    # the per-call fast path (spec.geometry, cached) against arrange/output_shape
+    for shape, axes in SHAPES_AXES + [((4, 5), [0]), ((4, 5), [1]), ((7,), [])]:
+        axes = frozenset(a % len(shape) for a in axes)
+        for keepdims in (False, True):
+            for _ in range(2):  # computed, then remembered
+                perm, O, R, C, out_shape = spec.geometry(shape, axes, keepdims)
+                want = spec.arrange(shape, axes)
+                assert list(perm or range(len(shape))) == list(want[0]) and (O, R, C) == want[1:]
+                assert out_shape == spec.output_shape(shape, axes, keepdims)
+    x = data((6, 5), np.float32)
+    for axis in (0, 1, -1, -2, None, (0, 1)):  # the NumPy-style fast route for one int axis
+        assert_same_bits(normops.sum(x, axis=axis), normops.reference.run(
+            "ReduceSum", [x] + ([] if axis is None else [np.array(axis, np.int64).reshape(-1)]),
+            {"keepdims": 0})[0].astype(np.float32).reshape(np.sum(x, axis=axis).shape))
+    with pytest.raises(InvalidInputError, match="sum.*axis 2.*out of range"):
+        normops.sum(x, axis=2)
+    with pytest.raises(InvalidInputError, match="sum.*axis.*integers"):
+        normops.sum(x, axis=True)
+
+
 # ------------------------------------------------------------ special values
 
 @pytest.mark.parametrize("axis,transpose", [(1, False), (0, True)])
@@ -178,6 +270,21 @@ def test_max_min_scan_rule(axis, transpose):
     assert (bits(reduce("ReduceMax", [0.0, -0.0])) == 0).all()
     assert (bits(reduce("ReduceMin", [0.0, -0.0, 1.0])) == 0).all()
     assert (bits(reduce("ReduceMin", [-0.0, 0.0, 1.0])) == 0x80000000).all()
+
+
+def test_max_min_rows_side_by_side_keep_the_scan_rule():
+    # the row layout scans four rows at a time: zero ties, NaN and tails per row
+    zeros = [-1.0] * 37 + [-0.0] + [-3.0] * 20 + [0.0] + [-1.0] * 41
+    rows = [zeros, zeros[::-1], [0.0, -0.0] * 50, [-0.0, 0.0] * 50, [np.nan] + [2.0] * 99,
+            [1.0] * 50 + [np.nan] + [3.0] * 49, [np.nan] * 100]
+    x = np.array(rows, np.float32)
+    want_max = [0x80000000, 0, 0, 0x80000000, 0x7FC00000, 0x40400000, 0x7FC00000]
+    for dtype in (np.float32, np.float64):
+        for threads in (1, 2):
+            got = run("ReduceMax", x.astype(dtype), [1], keepdims=0, n_threads=threads).astype(np.float32)
+            assert bits(got).tolist() == want_max
+            got = run("ReduceMin", x.astype(dtype)[:4], [1], keepdims=0, n_threads=threads).astype(np.float32)
+            assert bits(got).tolist() == bits(np.array([-3.0, -3.0, 0.0, -0.0], np.float32)).tolist()
 
 
 def test_nan_results_are_canonical_and_log_sum_exp_rules():

@@ -161,9 +161,12 @@ ctypedef fused indexT:
 
 cdef inline void arg_tile_scan(const argT* x, indexT* index, argT* best, Py_ssize_t n,
                                Py_ssize_t inner, Py_ssize_t w, bint is_min, bint last,
-                               bint find_nan) noexcept nogil:
+                               bint find_nan, bint skip_nan) noexcept nogil:
     """The w neighbouring sequences x[i * inner + j], i < n (n >= 1), scanned
-    side by side: best[j] and index[j] hold each one's running winner."""
+    side by side: best[j] and index[j] hold each one's running winner.
+    skip_nan (a block after the first of a long sequence): a leading NaN is
+    replaced by the first other value, so that the block's winner is its
+    best non-NaN value (NaN only if every element is)."""
     cdef argT v, b
     cdef Py_ssize_t i, j
     cdef bint take
@@ -182,6 +185,8 @@ cdef inline void arg_tile_scan(const argT* x, indexT* index, argT* best, Py_ssiz
                 take = (v >= b) if last else (v > b)
             if find_nan:  # NumPy's rule: the first NaN wins
                 take = take | (is_nan(v) & (not is_nan(b)))
+            elif skip_nan:
+                take = take | (is_nan(b) & (not is_nan(v)))
             best[j] = v if take else b
             index[j] = <indexT>i if take else index[j]
 
@@ -195,11 +200,57 @@ cdef inline void arg_tile(const argT* x, int64_t* out, Py_ssize_t n, Py_ssize_t 
     cdef int32_t index[COLUMN_TILE]
     cdef Py_ssize_t j
     if n > 2147483647:
-        arg_tile_scan(x, out, best, n, inner, w, is_min, last, find_nan)
+        arg_tile_scan(x, out, best, n, inner, w, is_min, last, find_nan, False)
         return
-    arg_tile_scan(x, &index[0], best, n, inner, w, is_min, last, find_nan)
+    arg_tile_scan(x, &index[0], best, n, inner, w, is_min, last, find_nan, False)
     for j in range(w):
         out[j] = index[j]
+
+
+cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n,
+                           Py_ssize_t inner, bint is_min, bint last, bint find_nan, int n_threads,
+                           argT* values, int32_t* index) noexcept nogil:
+    """Column layout, n >= LONG_SEQUENCE (decisions.md §6): each tile is
+    scanned in blocks of LONG_BLOCK rows (units of one tile and one block, on
+    any threads); block b of output k leaves its winner in values[b * K + k]
+    and index[b * K + k] (K outputs). Then every output takes the scan's
+    rule over its block winners in block order, which keeps the earliest
+    winner: the single scan's index."""
+    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef Py_ssize_t tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
+    cdef Py_ssize_t K = outer * inner, units = outer * tiles * blocks, u, t, b, o, j0, k
+    cdef int threads = threads_for(n_threads, units, outer * n * inner)
+    cdef argT best, v
+    cdef int64_t at
+    cdef bint take
+    for u in prange(units, schedule="static", num_threads=threads):
+        t = u // blocks  # a thread's units: neighbouring blocks of one tile
+        b = u % blocks
+        o = t // tiles
+        j0 = (t % tiles) * COLUMN_TILE
+        k = o * inner + j0
+        if b == 0:  # the first block keeps the rule "a NaN first wins"
+            arg_tile_scan(x + o * n * inner + j0, index + k, values + k, min(LONG_BLOCK, n), inner,
+                          min(COLUMN_TILE, inner - j0), is_min, last, find_nan, False)
+        else:
+            arg_tile_scan(x + o * n * inner + b * LONG_BLOCK * inner + j0, index + b * K + k,
+                          values + b * K + k, min(LONG_BLOCK, n - b * LONG_BLOCK), inner,
+                          min(COLUMN_TILE, inner - j0), is_min, last, find_nan, True)
+    for k in range(K):
+        best = values[k]
+        at = index[k]
+        for b in range(1, blocks):
+            v = values[b * K + k]
+            if is_min:
+                take = (v <= best) if last else (v < best)
+            else:
+                take = (v >= best) if last else (v > best)
+            if find_nan:
+                take = take | (is_nan(v) & (not is_nan(best)))
+            if take:
+                best = v
+                at = b * LONG_BLOCK + index[b * K + k]
+        out[k] = at
 
 
 cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
@@ -217,6 +268,10 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
             out[r] = arg_long(x + r * n, n, is_min, last, find_nan, n_threads, <argT*>scratch,
                               <Py_ssize_t*>(<char*>scratch + 8 * blocks),
                               <int*>(<char*>scratch + 16 * blocks))
+        return
+    if n >= LONG_SEQUENCE:
+        arg_long_columns(x, out, outer, n, inner, is_min, last, find_nan, n_threads, <argT*>scratch,
+                         <int32_t*>(<char*>scratch + 8 * blocks * outer * inner))
         return
     if inner == 1:
         per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
@@ -475,7 +530,10 @@ def arg_reduce(x, out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint is
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
     cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
-    cdef void* scratch = malloc(max(blocks, 1) * 24)  # value (<= 8 bytes), index, flag per block
+    # per block: value (<= 8 bytes), index and flag (row layout), or a value
+    # and an int32 index per output (long column layout)
+    cdef Py_ssize_t per_block = 24 if (inner <= 1 or n < LONG_SEQUENCE) else max(24, 12 * outer * inner)
+    cdef void* scratch = malloc(max(blocks, 1) * per_block)
     if scratch == NULL:
         raise MemoryError()
     try:

@@ -19,6 +19,7 @@
 #define NORMOPS_REDUCE_H
 
 #include "sum16.h"
+#include "rowmax.h"  /* NORMOPS_VMAX / NORMOPS_VMIN: one max/min instruction on x86 */
 #include "transcendental.h"
 #include <stdint.h>
 
@@ -36,6 +37,17 @@ enum normops_reduce_op {
 #define NORMOPS_SPAN_BYTES 16384
 /* Terms evaluated by exp at a time in the row layout (a multiple of 16). */
 #define NORMOPS_EXP_PIECE 1024
+/* Sequences a float product runs side by side (NORMOPS_PROD_SEQS / lanes vectors
+ * of lanes); enough independent chains to hide the multiply latency. */
+#define NORMOPS_PROD_SEQS 16
+#define NORMOPS_UNROLL _Pragma("GCC unroll 16")
+#if defined(__clang__)
+#define NORMOPS_SHUFFLE2(V, a, b, m) __extension__({                                      \
+    V r_; for (int l_ = 0; l_ < (int)(sizeof(V) / sizeof(a[0])); l_++)                   \
+        r_[l_] = m[l_] < (int)(sizeof(V) / sizeof(a[0])) ? a[m[l_]] : b[m[l_] - (int)(sizeof(V) / sizeof(a[0]))]; r_; })
+#else
+#define NORMOPS_SHUFFLE2(V, a, b, m) __builtin_shuffle(a, b, m)
+#endif
 
 /* The column loop of any element type with N##_identity, N##_step1 and N##_stepv. */
 #define NORMOPS_DEFINE_COLS(T, N)                                                            \
@@ -108,8 +120,8 @@ NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {       
     case NORMOPS_R_SUM_ABS: return acc + N##_term(x, 0, NORMOPS_TERM_ABSOLUTE);              \
     case NORMOPS_R_SUM_SQUARE: return acc + x * x;                                           \
     case NORMOPS_R_PROD: return acc * x;                                                     \
-    case NORMOPS_R_MAX: return N##_blend(x > acc, x, acc);                                   \
-    case NORMOPS_R_MIN: return N##_blend(x < acc, x, acc);                                   \
+    case NORMOPS_R_MAX: return NORMOPS_VMAX(N, x, acc);                                      \
+    case NORMOPS_R_MIN: return NORMOPS_VMIN(N, x, acc);                                      \
     case NORMOPS_R_MAX_NAN: return N##_blend((x > acc) | (x != x), x, acc);                  \
     case NORMOPS_R_MIN_NAN: return N##_blend((x < acc) | (x != x), x, acc);                  \
     default: return acc + x;                                                                 \
@@ -148,10 +160,63 @@ static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C,
     }                                                                                        \
 }                                                                                            \
                                                                                              \
+/* Sequential products (from 1, term after term) of count <= NORMOPS_PROD_SEQS       \
+ * sequences x + i * stride of n terms, into out[i]. Lane l of accumulator g runs      \
+ * sequence g * LANES + l: each step loads LANES terms of every sequence, transposes   \
+ * them in registers (vector k then holds term k of each sequence) and multiplies the  \
+ * vectors in term order, so each lane keeps its own sequential order while the many   \
+ * chains hide the multiply latency. Missing sequences read ones. */                   \
+static inline void N##_prod_seqs(const T* x, ptrdiff_t stride, int count, ptrdiff_t n, T* out) { \
+    enum { L = N##_LANES, G = NORMOPS_PROD_SEQS / N##_LANES };                               \
+    T ones[L];                                                                               \
+    N##_bits lo[5], hi[5];  /* the log2(L) stages of the transposition */                    \
+    int st = 0;                                                                              \
+    for (int l = 0; l < L; l++) ones[l] = 1;                                                 \
+    NORMOPS_UNROLL for (int d = L / 2; d >= 1; d /= 2, st++)                                 \
+        NORMOPS_UNROLL for (int l = 0; l < L; l++) {                                         \
+            lo[st][l] = (l & d) ? L + l - d : l;                                             \
+            hi[st][l] = (l & d) ? L + l : l + d;                                             \
+        }                                                                                    \
+    N##_vec acc[G];                                                                          \
+    NORMOPS_UNROLL for (int g = 0; g < G; g++) { acc[g] = (N##_vec){0}; acc[g] = acc[g] + 1; } \
+    const ptrdiff_t steps = n / L;                                                           \
+    for (ptrdiff_t t = 0; t < steps; t++)                                                    \
+        NORMOPS_UNROLL for (int g = 0; g < G; g++) {                                         \
+            N##_vec v[L];                                                                    \
+            NORMOPS_UNROLL for (int i = 0; i < L; i++)                                       \
+                v[i] = *(const N##_unaligned*)(g * L + i < count                             \
+                                               ? x + (g * L + i) * stride + t * L : ones);   \
+            st = 0;                                                                          \
+            NORMOPS_UNROLL for (int d = L / 2; d >= 1; d /= 2, st++)                         \
+                NORMOPS_UNROLL for (int i = 0; i < L; i++)                                   \
+                    if (!(i & d)) {                                                          \
+                        N##_vec a = v[i], b = v[i + d];                                      \
+                        v[i] = NORMOPS_SHUFFLE2(N##_vec, a, b, lo[st]);                      \
+                        v[i + d] = NORMOPS_SHUFFLE2(N##_vec, a, b, hi[st]);                  \
+                    }                                                                        \
+            NORMOPS_UNROLL for (int k = 0; k < L; k++) acc[g] = acc[g] * v[k];               \
+        }                                                                                    \
+    for (int i = 0; i < count; i++) {  /* the last n % L terms */                            \
+        T p = acc[i / L][i % L];                                                             \
+        for (ptrdiff_t j = steps * L; j < n; j++) p = p * x[i * stride + j];                 \
+        out[i] = p;                                                                          \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
 /* Row scan of max/min: lanes scan strided subsets, then the lane results are                \
  * scanned by the same rule. The value is the sequential scan's; only a tie                  \
  * between -0 and +0 could depend on the lanes, so a zero result is replaced by              \
  * the first zero of the sequence, which is the sequential scan's choice. */                 \
+NORMOPS_ALWAYS_INLINE T N##_row_finish(const T* x, ptrdiff_t n, ptrdiff_t i, N##_vec m, int op) { \
+    T best = N##_identity(op);  /* the lanes of m, then x[i..n), then the zero rule */       \
+    for (int l = 0; l < N##_LANES; l++) best = N##_step1(best, m[l], op);                    \
+    for (; i < n; i++) best = N##_step1(best, x[i], op);                                     \
+    if (best == 0)                                                                           \
+        for (i = 0; i < n; i++)                                                              \
+            if (x[i] == 0) return x[i];                                                      \
+    return best;                                                                             \
+}                                                                                            \
+                                                                                             \
 NORMOPS_ALWAYS_INLINE T N##_row_scan(const T* x, ptrdiff_t n, int op) {                      \
     const T id = N##_identity(op);                                                           \
     N##_vec m0 = {0}, m1, m2, m3;                                                            \
@@ -166,13 +231,7 @@ NORMOPS_ALWAYS_INLINE T N##_row_scan(const T* x, ptrdiff_t n, int op) {         
     }                                                                                        \
     for (; i < full; i += N##_LANES) m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op); \
     m0 = N##_stepv(N##_stepv(N##_stepv(m0, m1, op), m2, op), m3, op);                        \
-    T best = id;                                                                             \
-    for (int l = 0; l < N##_LANES; l++) best = N##_step1(best, m0[l], op);                   \
-    for (; i < n; i++) best = N##_step1(best, x[i], op);                                     \
-    if (best == 0)                                                                           \
-        for (i = 0; i < n; i++)                                                              \
-            if (x[i] == 0) return x[i];                                                      \
-    return best;                                                                             \
+    return N##_row_finish(x, n, i, m0, op);                                                  \
 }                                                                                            \
                                                                                              \
 /* Sum16 of exp(x[j] - c): the terms are made NORMOPS_EXP_PIECE at a time. */                \
@@ -190,8 +249,27 @@ static inline T N##_row_exp(const T* x, ptrdiff_t n, T c) {                     
     return N##_fold(&p);                                                                     \
 }                                                                                            \
                                                                                              \
+/* Four rows at a time, one accumulator each (four streams from memory read                 \
+ * faster than one: measured), the rest one by one. */                                        \
 NORMOPS_ALWAYS_INLINE void N##_rows_scan(const T* x, ptrdiff_t count, ptrdiff_t n, int op, T* out) { \
-    for (ptrdiff_t i = 0; i < count; i++) out[i] = N##_row_scan(x + i * n, n, op);           \
+    ptrdiff_t i = 0, full = n - n % N##_LANES;                                               \
+    for (; i + 4 <= count; i += 4) {                                                         \
+        const T *a = x + i * n, *b = a + n, *c = b + n, *d = c + n;                          \
+        N##_vec m0 = {0}, m1, m2, m3;                                                        \
+        m0 = m0 + N##_identity(op);                                                          \
+        m1 = m2 = m3 = m0;                                                                   \
+        for (ptrdiff_t j = 0; j < full; j += N##_LANES) {                                    \
+            m0 = N##_stepv(m0, *(const N##_unaligned*)(a + j), op);                          \
+            m1 = N##_stepv(m1, *(const N##_unaligned*)(b + j), op);                          \
+            m2 = N##_stepv(m2, *(const N##_unaligned*)(c + j), op);                          \
+            m3 = N##_stepv(m3, *(const N##_unaligned*)(d + j), op);                          \
+        }                                                                                    \
+        out[i] = N##_row_finish(a, n, full, m0, op);                                         \
+        out[i + 1] = N##_row_finish(b, n, full, m1, op);                                     \
+        out[i + 2] = N##_row_finish(c, n, full, m2, op);                                     \
+        out[i + 3] = N##_row_finish(d, n, full, m3, op);                                     \
+    }                                                                                        \
+    for (; i < count; i++) out[i] = N##_row_scan(x + i * n, n, op);                          \
 }                                                                                            \
                                                                                              \
 /* out[i] = op over the contiguous sequence x[i * n .. (i + 1) * n), i < count;              \
@@ -215,23 +293,9 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);                \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
-        for (; i + 8 <= count; i += 8) { /* eight sequential products side by side */        \
-            T p0 = 1, p1 = 1, p2 = 1, p3 = 1, p4 = 1, p5 = 1, p6 = 1, p7 = 1;                \
-            const T* a = x + i * n;                                                          \
-            for (ptrdiff_t j = 0; j < n; j++) {                                              \
-                p0 = p0 * a[j]; p1 = p1 * a[n + j]; p2 = p2 * a[2 * n + j];                  \
-                p3 = p3 * a[3 * n + j]; p4 = p4 * a[4 * n + j]; p5 = p5 * a[5 * n + j];      \
-                p6 = p6 * a[6 * n + j]; p7 = p7 * a[7 * n + j];                              \
-            }                                                                                \
-            out[i] = p0; out[i + 1] = p1; out[i + 2] = p2; out[i + 3] = p3;                  \
-            out[i + 4] = p4; out[i + 5] = p5; out[i + 6] = p6; out[i + 7] = p7;              \
-        }                                                                                    \
-        for (; i < count; i++) {                                                             \
-            T p = 1;                                                                         \
-            const T* a = x + i * n;                                                          \
-            for (ptrdiff_t j = 0; j < n; j++) p = p * a[j];                                  \
-            out[i] = p;                                                                      \
-        }                                                                                    \
+        for (; i < count; i += NORMOPS_PROD_SEQS)                                            \
+            N##_prod_seqs(x + i * n, n, (int)(count - i < NORMOPS_PROD_SEQS ? count - i : NORMOPS_PROD_SEQS), \
+                          n, out + i);                                                       \
         break;                                                                               \
     case NORMOPS_R_MAX: N##_rows_scan(x, count, n, NORMOPS_R_MAX, out); break;               \
     case NORMOPS_R_MIN: N##_rows_scan(x, count, n, NORMOPS_R_MIN, out); break;               \

@@ -24,6 +24,7 @@ cdef extern from "reduce.h" nogil:
         NORMOPS_R_MAX_NAN
         NORMOPS_R_MIN_NAN
     const int NORMOPS_TILE
+    const int NORMOPS_PROD_SEQS
     const int NORMOPS_SPAN_BYTES
     void normops_reduce_cols_float(const float* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
                                    const float* center, float* out, Py_ssize_t out_stride)
@@ -109,15 +110,18 @@ cdef void reduce_rows_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, in
                               const reducible* center, reducible* out, int n_threads) noexcept nogil:
     """Row layout, R < LONG_TERMS: outputs in chunks of max(1, 32768 // R)."""
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R, 1))
-    cdef Py_ssize_t chunks = (O + per - 1) // per, c, first
+    cdef Py_ssize_t chunks = (O + per - 1) // per, first, last
     cdef int threads = threads_for(n_threads, chunks, O * R)
+    cdef int k
     if threads <= 1:
         rows_run(x, O, R, op, center, out)
         return
-    for c in prange(chunks, schedule="static", num_threads=threads):
-        first = c * per
-        rows_run(x + first * R, min(per, O - first), R, op,
-                 shifted(center, first), out + first)
+    # each thread takes the contiguous run of chunks schedule="static" would
+    # give it, in one call (products then run 16 rows side by side)
+    for k in prange(threads, schedule="static", num_threads=threads):
+        first = min(O, chunks * k // threads * per)
+        last = min(O, chunks * (k + 1) // threads * per)
+        rows_run(x + first * R, last - first, R, op, shifted(center, first), out + first)
 
 
 cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
@@ -160,11 +164,14 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
     """R >= LONG_TERMS (decisions.md §6): blocks of BLOCK_TERMS reduced
     tuples; blocks[k * nb + b] holds output k's block b; then each output
     combines its nb block results in block order. A unit is a column tile
-    and one block, or in the row layout up to eight neighbouring full blocks
-    of one output, reduced side by side (each in its own order)."""
+    and one block, or in the row layout up to eight (products: sixteen)
+    neighbouring full blocks of one output, reduced side by side (each in
+    its own order)."""
     cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
     cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
-    cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP) else 8
+    # products run NORMOPS_PROD_SEQS blocks side by side (reduce.h, prod_seqs)
+    cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP) else (
+        NORMOPS_PROD_SEQS if op == NORMOPS_R_PROD else 8)
     cdef Py_ssize_t groups = (nb + group - 1) // group
     cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
     cdef int threads = threads_for(n_threads, units, O * R * C)

@@ -42,25 +42,34 @@ static inline T normops_row_max_##T(const T* x, ptrdiff_t n, int* has_nan, int* 
 /* The row maximum ignoring NaN (-inf for an empty or all-NaN row), with
  * four independent accumulators: max is exact in any order, and the
  * callers detect NaN elsewhere (Softmax: through the sum of exponentials).
- * NORMOPS_VMAX(N, v, m) is v > m ? v : m lane by lane: on x86 one max
- * instruction (which returns its second operand when either is NaN). */
+ * NORMOPS_VMAX(N, v, m) is v > m ? v : m lane by lane (NORMOPS_VMIN: v < m ?
+ * v : m): on x86 one max (min) instruction, which returns its second operand
+ * when either is NaN. */
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #define NORMOPS_MAX_normops_f32(v, m) ((normops_f32_vec)_mm512_max_ps((__m512)(v), (__m512)(m)))
 #define NORMOPS_MAX_normops_f64(v, m) ((normops_f64_vec)_mm512_max_pd((__m512d)(v), (__m512d)(m)))
+#define NORMOPS_MIN_normops_f32(v, m) ((normops_f32_vec)_mm512_min_ps((__m512)(v), (__m512)(m)))
+#define NORMOPS_MIN_normops_f64(v, m) ((normops_f64_vec)_mm512_min_pd((__m512d)(v), (__m512d)(m)))
 #elif defined(__AVX__)
 #include <immintrin.h>
 #define NORMOPS_MAX_normops_f32(v, m) ((normops_f32_vec)_mm256_max_ps((__m256)(v), (__m256)(m)))
 #define NORMOPS_MAX_normops_f64(v, m) ((normops_f64_vec)_mm256_max_pd((__m256d)(v), (__m256d)(m)))
+#define NORMOPS_MIN_normops_f32(v, m) ((normops_f32_vec)_mm256_min_ps((__m256)(v), (__m256)(m)))
+#define NORMOPS_MIN_normops_f64(v, m) ((normops_f64_vec)_mm256_min_pd((__m256d)(v), (__m256d)(m)))
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 #define NORMOPS_MAX_normops_f32(v, m) ((normops_f32_vec)_mm_max_ps((__m128)(v), (__m128)(m)))
 #define NORMOPS_MAX_normops_f64(v, m) ((normops_f64_vec)_mm_max_pd((__m128d)(v), (__m128d)(m)))
+#define NORMOPS_MIN_normops_f32(v, m) ((normops_f32_vec)_mm_min_ps((__m128)(v), (__m128)(m)))
+#define NORMOPS_MIN_normops_f64(v, m) ((normops_f64_vec)_mm_min_pd((__m128d)(v), (__m128d)(m)))
 #endif
 #ifdef NORMOPS_MAX_normops_f32
 #define NORMOPS_VMAX(N, v, m) NORMOPS_MAX_##N(v, m)
+#define NORMOPS_VMIN(N, v, m) NORMOPS_MIN_##N(v, m)
 #else
 #define NORMOPS_VMAX(N, v, m) ((N##_vec)(((N##_bits)(v) & ((v) > (m))) | ((N##_bits)(m) & ~((v) > (m)))))
+#define NORMOPS_VMIN(N, v, m) ((N##_vec)(((N##_bits)(v) & ((v) < (m))) | ((N##_bits)(m) & ~((v) < (m)))))
 #endif
 #define NORMOPS_DEFINE_ROWMAX_PLAIN(T, N)                                                     \
 static inline T normops_row_max_plain_##T(const T* x, ptrdiff_t n) {                          \

@@ -10,6 +10,7 @@ the two differ only in who accumulates.
 Arithmetic stays in the data's float dtype (one rounded NumPy operation per
 step); exp and log are normops' own (see ``_softmax``).
 """
+import functools
 import math
 
 import numpy as np
@@ -93,6 +94,16 @@ def output_shape(shape, axes, keepdims):
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
+@functools.lru_cache(maxsize=1024)
+def geometry(shape, axes, keepdims):
+    """``arrange`` and ``output_shape`` of one call, remembered (a call on
+    a shape seen before then costs a dictionary look-up): ``(perm, O, R, C,
+    out_shape)``, perm None when it keeps the order of the axes."""
+    perm, O, R, C = arrange(shape, axes)
+    return (None if perm == list(range(len(shape))) else tuple(perm)), O, R, C, \
+        output_shape(shape, axes, keepdims)
+
+
 # -------------------------------------------------------------- the whole op
 
 def evaluate(kind, x, axes, keepdims, accumulate, dtype):
@@ -101,9 +112,8 @@ def evaluate(kind, x, axes, keepdims, accumulate, dtype):
     or float64), rounded once to x's dtype. ``accumulate(x3, op, center)``
     returns the (O, C) accumulations of the O x R x C array x3 (R >= 1)."""
     op, finishing = KINDS[kind]
-    x3 = arranged(x, axes, dtype)
+    x3, out_shape = _arranged(x, axes, keepdims, dtype)
     O, R, C = x3.shape
-    out_shape = output_shape(x.shape, axes, keepdims)
     m = None
     if O * C == 0 or R == 0:  # no outputs, or empty reductions
         raw = np.full((O, C), identity(op, dtype), dtype)
@@ -116,21 +126,30 @@ def evaluate(kind, x, axes, keepdims, accumulate, dtype):
         raw = accumulate(x3, SUM_EXP, center)
     else:
         raw = accumulate(x3, op, None)
-    y = finish(finishing, raw, x3, R, m).reshape(out_shape)
-    with np.errstate(invalid="ignore"):
-        if (y != y).any():
-            y = canonical_nan(y)
+    y = raw if finishing is None else finish(finishing, raw, x3, R, m)
+    y = y.reshape(out_shape)
+    if np.isnan(y).any():
+        y = canonical_nan(y)
+    if y.dtype == x.dtype:
+        return y
     with np.errstate(over="ignore"):
-        return y.astype(x.dtype, copy=False)
+        return y.astype(x.dtype)
 
 
 def arranged(x, axes, dtype):
     """x as the contiguous O x R x C array of ``arrange``, in ``dtype``."""
-    perm, O, R, C = arrange(x.shape, axes)
-    x3 = np.transpose(x, perm)
+    return _arranged(x, frozenset(axes), False, dtype)[0]
+
+
+def _arranged(x, axes, keepdims, dtype):
+    """``arranged`` and the output shape."""
+    if type(axes) is not frozenset:
+        axes = frozenset(axes)
+    perm, O, R, C, out_shape = geometry(x.shape, axes, keepdims)
+    x3 = x if perm is None else np.transpose(x, perm)
     if not (x3.dtype == dtype and x3.flags.c_contiguous and x3.flags.aligned):
         x3 = np.array(x3, dtype=dtype, order="C")
-    return x3.reshape(O, R, C)
+    return x3.reshape(O, R, C), out_shape
 
 
 def finish(finishing, raw, x3, count, m):
@@ -246,9 +265,8 @@ def evaluate_integer(kind, x, axes, keepdims, accumulate):
     as ONNX Runtime computes it (an empty one gives the type's minimum)."""
     op, finishing = KINDS[kind]
     dtype = x.dtype
-    x3 = arranged(x, axes, dtype)
+    x3, out_shape = _arranged(x, axes, keepdims, dtype)
     O, R, C = x3.shape
-    out_shape = output_shape(x.shape, axes, keepdims)
     empty = O * C == 0 or R == 0
     if empty and op == SUM_EXP:
         return np.full(out_shape, np.iinfo(dtype).min, dtype)
