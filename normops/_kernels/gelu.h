@@ -83,8 +83,10 @@ NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float*
         _mm512_mask_storeu_ps(y + i, m, normops_gelu_f32_vec16(v, kind, fast));
     }
 }
+/* At AVX-512 the exact erf32 (0.45 ns per Gelu element) is cheaper than the
+ * fast erf (0.50): the fast flavour uses it too, so its erf Gelu equals exact. */
 static void normops_gelu_f32_fast_erf_map(const float* x, const float* b, float* y, ptrdiff_t n) {
-    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_ERF, 1);
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_ERF, 0);
 }
 static void normops_gelu_f32_fast_tanh_map(const float* x, const float* b, float* y, ptrdiff_t n) {
     normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_TANH, 1);
