@@ -65,9 +65,12 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
     }
     if (next)
         *next_max = _mm512_reduce_max_ps(mx);
-    normops_f32_partials p;
-    p.part[0] = (normops_f32_vec)acc;
-    return normops_f32_fold(&p);
+    /* Sum16's fold (sum16.h) in registers: partial t plus partial t + 8,
+     * then t plus t + 4, then (0 + 2) + (1 + 3), the same additions */
+    __m256 a = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, 1)));
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
