@@ -28,10 +28,11 @@ cdef extern from "softmax_steps.h" nogil:
     void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast, int stream)
 
 # Float32 outputs of at least this many bytes take streaming stores in their
-# last pass (softmax_steps.h, section 3): they do not stay in the cache for
-# the next operation anyway, and skipping the read for ownership saves a
-# third of the memory traffic (measured, docs/performance-analysis.md).
-cdef Py_ssize_t STREAM_FROM_BYTES = 2 << 20
+# last pass (softmax_steps.h, section 3). Off by default: on the machine
+# measured (a 260 MB L3 cache) plain stores were as fast or faster in
+# repeated calls, up to 1.3x on 64 MB outputs, and leave the output in the
+# cache for the next operation (docs/performance-analysis.md).
+cdef Py_ssize_t STREAM_FROM_BYTES = (<Py_ssize_t>1) << 62
 
 
 def set_stream_threshold(Py_ssize_t nbytes):
