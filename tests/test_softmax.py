@@ -296,3 +296,100 @@ def test_per_call_route_equals_the_full_path():
         normops.ops.softmax(np.ones((2, 3), np.float32), axis=2)
     with pytest.raises(InvalidInputError):
         normops.sigmoid(np.ones(3, np.float32), n_threads=-1)
+
+
+# ------------------------------------- fast flavour's arithmetic, streaming
+
+def fast_model(op, x):
+    """The fast flavour's order of operations (decisions.md §3) around the
+    kernels' own fast exponential: Softmax e * RN(1 / s), LogSoftmax
+    d - log32(s), Sigmoid 1 / (1 + exp(0 - x))."""
+    from normops.reference._softmax import nan_rows
+    from normops.reference._sum16 import canonical_nan, sum16
+
+    def fast_exp(a):
+        out = np.empty_like(a)
+        isa.kernels.exp32_fast_into(a.reshape(-1), out.reshape(-1), 1)
+        return out
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        if op == "Sigmoid":
+            one = np.float32(1)
+            return canonical_nan(one / (one + fast_exp(np.float32(0) - x)))
+        d = x - x.max(axis=1, keepdims=True)
+        e = fast_exp(d)
+        s = sum16(e)[:, None]
+        if op == "Softmax":
+            y = e * (np.float32(1) / s)
+        else:
+            log_s = np.empty_like(s)
+            isa.kernels.log32_into(s.reshape(-1), log_s.reshape(-1), 1)
+            y = d - log_s
+    y[nan_rows(x)] = np.nan
+    return canonical_nan(y)
+
+
+def set_stream_threshold(nbytes):
+    """The streaming threshold on every level's module; returns the old ones."""
+    return {level: isa.load(level).set_stream_threshold(nbytes) for level in isa.available_levels()}
+
+
+def set_serial_threshold(elements):
+    return {level: isa.load(level).set_serial_threshold(elements) for level in isa.available_levels()}
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
+def test_fast_flavour_follows_its_order_of_operations(op):
+    # bit for bit against the model at every level, with and without
+    # streaming stores (threshold 0: every output streams), one and two
+    # threads, short rows, rows that are not whole vectors
+    rng = np.random.default_rng(13)
+    old, old_serial = set_stream_threshold(0), set_serial_threshold(0)
+    try:
+        for cols in (1, 5, 16, 17, 31, 64, 100, 1000, 4097):
+            x = special_rows(rng, 70, cols, np.float32)
+            for level in isa.available_levels():
+                with isa.use(level):
+                    want = fast_model(op, x)
+                    for stream in (0, 1 << 62):
+                        set_stream_threshold(stream)
+                        for t in (1, 2):
+                            got = normops.run(op, [x], mode="fast", n_threads=t)[0]
+                            same_bits(got, want)
+    finally:
+        for level in old:
+            isa.load(level).set_stream_threshold(old[level])
+            isa.load(level).set_serial_threshold(old_serial[level])
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
+def test_streaming_stores_do_not_change_bits(op):
+    # outputs that start anywhere within a 64-byte line, widths that are
+    # not whole vectors, sizes on both sides of the default threshold, both
+    # flavours
+    rng = np.random.default_rng(14)
+    kind = {"Softmax": 0, "LogSoftmax": 1}.get(op)
+    boundary = 1 << 21  # bytes; outputs from this size stream, smaller ones do not
+    for rows, cols in ((3, 1), (5, 33), (40, 1000), (boundary // 4 // 1000, 1000), (boundary // 4 // 1000 + 1, 1000)):
+        x = special_rows(rng, rows, cols, np.float32)
+        for level in isa.available_levels():
+            mod = isa.load(level)
+            for mode in ("exact", "fast"):
+                with isa.use(level):
+                    want = normops.run(op, [x], mode=mode, n_threads=1)[0]
+                for stream in (0, 1 << 62, boundary):
+                    old, old_serial = mod.set_stream_threshold(stream), mod.set_serial_threshold(0)
+                    try:
+                        for offset in (0, 1, 3, 15):
+                            buf = np.full(x.size + 16, 7, np.float32)
+                            y = buf[offset:offset + x.size]
+                            for t in (1, 2, 3):
+                                if kind is None:
+                                    mod.sigmoid_flat(x.reshape(-1), y, mode == "fast", t)
+                                else:
+                                    mod.softmax_rows(x.reshape(-1), y, rows, cols, kind, mode == "fast", t)
+                                same_bits(y.reshape(x.shape), want)
+                                assert (buf[:offset] == 7).all() and (buf[offset + x.size:] == 7).all()
+                    finally:
+                        mod.set_stream_threshold(old)
+                        mod.set_serial_threshold(old_serial)

@@ -19,9 +19,30 @@ cdef extern from "rowmax.h" nogil:
 
 cdef extern from "softmax_steps.h" nogil:
     float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, Py_ssize_t n,
-                                           const float* next, float* next_max)
+                                           int keep, const float* next, float* next_max)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
-    void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast)
+    void normops_scale_float(const float* e, float r, float* y, Py_ssize_t n, int stream)
+    void normops_log_softmax_last_float(const float* x, float m, float log_s, float* y, Py_ssize_t n,
+                                        int stream)
+    void normops_stream_fence()
+    void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast, int stream)
+
+# Float32 outputs of at least this many bytes take streaming stores in their
+# last pass (softmax_steps.h, section 3). Off by default: on the machine
+# measured (a 260 MB L3 cache) plain stores were as fast or faster in
+# repeated calls, up to 1.3x on 64 MB outputs, and leave the output in the
+# cache for the next operation (docs/performance-analysis.md).
+cdef Py_ssize_t STREAM_FROM_BYTES = (<Py_ssize_t>1) << 62
+
+
+def set_stream_threshold(Py_ssize_t nbytes):
+    """Change the output size from which Softmax, LogSoftmax and Sigmoid
+    stream their float32 results (benchmarks and tests; the bits do not
+    depend on it); returns the old one."""
+    global STREAM_FROM_BYTES
+    old = STREAM_FROM_BYTES
+    STREAM_FROM_BYTES = max(0, nbytes)
+    return old
 
 
 cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nogil:
@@ -40,24 +61,36 @@ cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nog
         y[first_max] = 1
 
 
-cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssize_t n,
-                      SoftmaxKind kind, bint fast, const floating* next, floating* row_max) noexcept nogil:
-    """One Softmax or LogSoftmax row; scratch holds n elements; next (or
-    NULL) is the row that follows, read while this one computes. row_max:
-    in, this row's maximum if already known, else NaN; out, the next row's
-    maximum if this row's pass found it, else NaN (the maximum is exact in
-    any order, so where it is computed does not matter).
+# Rows go through in groups: the sums of a group's rows first, then their
+# scalars (LogSoftmax's log32 of the sums as one vector call, the fast
+# Softmax's reciprocals), then their last passes. Short rows thus overlap
+# each other's latencies instead of paying them one after the other; a
+# group holds at most GROUP_ELEMENTS elements, so its rows are still in the
+# L1 cache for the last pass.
+DEF MAX_GROUP_ROWS = 16
+cdef Py_ssize_t GROUP_ELEMENTS = 1024
+
+
+cdef inline Py_ssize_t group_rows(Py_ssize_t cols) noexcept nogil:
+    return max(1, min(MAX_GROUP_ROWS, GROUP_ELEMENTS // cols))
+
+
+cdef floating softmax_row_sum(const floating* x, floating* e, Py_ssize_t n, bint fast, bint keep,
+                              const floating* next, floating* row_max, floating* m_out) noexcept nogil:
+    """Steps 1-4 of one Softmax or LogSoftmax row: the maximum into m_out,
+    the exponentials e[j] (n elements; kept there if keep, else e may be
+    overwritten or left alone) and their sum, returned (NaN for a NaN row).
+    next (or NULL) is the row that follows, read while this one computes.
+    row_max: in, this row's maximum if already known, else NaN; out, the
+    next row's maximum if this row's pass found it, else NaN (the maximum
+    is exact in any order, so where it is computed does not matter).
 
     A row holding NaN or +inf, or only -inf, is NaN throughout. The maximum
     m ignores NaN, so +inf and only -inf show in m, and a NaN shows in the
     sum of exponentials (exp of NaN - m is NaN; nothing else makes a NaN:
     every other x[j] - m is finite or -inf)."""
-    cdef floating m, s, log_s, r
+    cdef floating m, s
     cdef Py_ssize_t j
-    # Softmax keeps the exponentials in y (their stores overlap the
-    # arithmetic, and the last pass then works in the cache); LogSoftmax
-    # only sums them
-    cdef floating* e = y if kind == KIND_SOFTMAX else scratch
     m = row_max[0]
     row_max[0] = <floating>NAN
     if m != m:
@@ -65,69 +98,109 @@ cdef void softmax_row(const floating* x, floating* y, floating* scratch, Py_ssiz
             m = normops_row_max_plain_float(x, n)
         else:
             m = normops_row_max_plain_double(x, n)
+    m_out[0] = m
     if m == INFINITY or m == -INFINITY:
-        s = <floating>NAN
-    elif floating is float:
+        return <floating>NAN
+    if floating is float:
         # e[j] = exp32(x[j] - m), the difference rounded first, in one pass
         if fast:
-            s = normops_exp32_fast_shifted_sum16(x, m, e, n, next, row_max)
-        else:
-            normops_exp32_shifted_array(x, m, e, n)
-            s = sum16(e, n)
-    else:  # float64 has one exponential in both flavours
-        for j in range(n):
-            e[j] = x[j] - m
-        normops_exp64_array(e, e, n)
-        s = sum16(e, n)
+            return normops_exp32_fast_shifted_sum16(x, m, e, n, keep, next, row_max)
+        normops_exp32_shifted_array(x, m, e, n)
+        return sum16(e, n)
+    # float64 has one exponential in both flavours
+    for j in range(n):
+        e[j] = x[j] - m
+    normops_exp64_array(e, e, n)
+    return sum16(e, n)
+
+
+cdef void softmax_row_last(const floating* x, floating* y, floating* e, Py_ssize_t n,
+                           SoftmaxKind kind, bint fast, bint stream, floating m, floating s,
+                           floating t) noexcept nogil:
+    """Step 5 of one row from its maximum m, sum s and t (LogSoftmax: log s;
+    fast Softmax: 1 / s); e: the exponentials (Softmax; may be y). stream:
+    y takes streaming stores (float32)."""
+    cdef Py_ssize_t j
     if s != s:
         for j in range(n):
             y[j] = <floating>NAN
     elif kind == KIND_LOG_SOFTMAX:
         if floating is float:
-            log_s = normops_log32(s)
+            normops_log_softmax_last_float(x, m, t, y, n, stream)
         else:
-            log_s = normops_log64(s)
-        for j in range(n):
-            y[j] = (x[j] - m) - log_s
+            for j in range(n):
+                y[j] = (x[j] - m) - t
     elif fast:
-        r = (<floating>1) / s
-        for j in range(n):
-            y[j] = y[j] * r
+        if floating is float:
+            normops_scale_float(e, t, y, n, stream)
+        else:
+            for j in range(n):
+                y[j] = e[j] * t
     elif floating is float:
-        normops_divide_float_array(y, s, y, n)  # the bits of y[j] / s
+        normops_divide_float_array(e, s, y, n)  # the bits of e[j] / s
     else:
         for j in range(n):
-            y[j] = y[j] / s  # one division per element, no reciprocal
+            y[j] = e[j] / s  # one division per element, no reciprocal
 
 
 cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ssize_t first,
-                        Py_ssize_t last, Py_ssize_t cols, SoftmaxKind kind, bint fast) noexcept nogil:
-    """Rows first..last-1 on the calling thread."""
-    cdef Py_ssize_t r
+                        Py_ssize_t last, Py_ssize_t cols, SoftmaxKind kind, bint fast,
+                        bint stream) noexcept nogil:
+    """Rows first..last-1 on the calling thread; scratch holds
+    group_rows(cols) rows."""
+    cdef Py_ssize_t r, i, k, g = group_rows(cols)
     cdef floating carried = <floating>NAN
-    for r in range(first, last):
-        if kind == KIND_HARDMAX:
+    cdef floating m[MAX_GROUP_ROWS]
+    cdef floating s[MAX_GROUP_ROWS]
+    cdef floating t[MAX_GROUP_ROWS]
+    # Softmax keeps the exponentials in y (their stores overlap the
+    # arithmetic, and the last pass then works in the cache), or in scratch
+    # when streaming (y is then written once, by the last pass); LogSoftmax
+    # only sums them
+    cdef bint in_y = kind == KIND_SOFTMAX and not stream
+    if kind == KIND_HARDMAX:
+        for r in range(first, last):
             hardmax_row(x + r * cols, y + r * cols, cols)
-        else:
-            softmax_row(x + r * cols, y + r * cols, scratch, cols, kind, fast,
-                        x + (r + 1) * cols if r + 1 < last else NULL, &carried)
+        return
+    r = first
+    while r < last:
+        k = min(g, last - r)
+        for i in range(k):
+            s[i] = softmax_row_sum(x + (r + i) * cols, y + (r + i) * cols if in_y else scratch + i * cols,
+                                   cols, fast, kind == KIND_SOFTMAX,
+                                   x + (r + i + 1) * cols if r + i + 1 < last else NULL, &carried, &m[i])
+        if kind == KIND_LOG_SOFTMAX:
+            if floating is float:
+                normops_log32_array(s, t, k)
+            else:
+                normops_log64_array(s, t, k)
+        elif fast:
+            for i in range(k):
+                t[i] = (<floating>1) / s[i]
+        for i in range(k):
+            softmax_row_last(x + (r + i) * cols, y + (r + i) * cols,
+                             y + (r + i) * cols if in_y else scratch + i * cols,
+                             cols, kind, fast, stream, m[i], s[i], t[i])
+        r += k
+    if stream:
+        normops_stream_fence()
 
 
 cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
                          Py_ssize_t rows, Py_ssize_t cols, SoftmaxKind kind, bint fast,
-                         int threads) noexcept nogil:
+                         bint stream, int threads) noexcept nogil:
     """Rows in chunks of max(1, 16384 // cols), one chunk per task; scratch
-    holds cols elements per thread. Rows are independent: the bits never
-    depend on the threads."""
+    holds group_rows(cols) rows per thread. Rows are independent: the bits
+    never depend on the threads."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c
     if threads <= 1:
-        softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast)
+        softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast, stream)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
-        softmax_chunk(x, y, scratch + omp_get_thread_num() * cols, c * per_chunk,
-                      min((c + 1) * per_chunk, rows), cols, kind, fast)
+        softmax_chunk(x, y, scratch + omp_get_thread_num() * group_rows(cols) * cols, c * per_chunk,
+                      min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
 
 
 cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, Py_ssize_t cols,
@@ -135,8 +208,12 @@ cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, 
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef int threads = threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols)
     cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
-    # Softmax and Hardmax work in y; LogSoftmax sums its exponentials in scratch
-    cdef void* scratch = malloc(max(threads, 1) * cols * itemsize if kind == KIND_LOG_SOFTMAX else 1)
+    # the exact Softmax's last pass is the division (it stays in the cache)
+    cdef bint stream = (t == cnp.NPY_FLOAT32 and rows * cols * itemsize >= STREAM_FROM_BYTES
+                        and (kind == KIND_LOG_SOFTMAX or kind == KIND_SOFTMAX and fast))
+    # Softmax and Hardmax work in y, LogSoftmax and a streaming Softmax in scratch
+    cdef void* scratch = malloc(max(threads, 1) * group_rows(cols) * cols * itemsize
+                                if kind == KIND_LOG_SOFTMAX or stream else 1)
     if scratch == NULL:
         raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(x)
@@ -144,10 +221,10 @@ cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, 
     with nogil:
         if t == cnp.NPY_FLOAT32:
             softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
-                                  <SoftmaxKind>kind, fast, threads)
+                                  <SoftmaxKind>kind, fast, stream, threads)
         else:
             softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
-                                   <SoftmaxKind>kind, fast, threads)
+                                   <SoftmaxKind>kind, fast, stream, threads)
     free(scratch)
     return 0
 
@@ -185,13 +262,16 @@ def softmax_last_axis(x, Py_ssize_t cols, int kind, bint fast, int n_threads):
 
 # ---------------------------------------------------------------- Sigmoid
 
-cdef void sigmoid_block(const floating* x, floating* y, Py_ssize_t n, bint fast) noexcept nogil:
+cdef void sigmoid_block(const floating* x, floating* y, Py_ssize_t n, bint fast,
+                        bint stream) noexcept nogil:
     """y = 1 / (1 + exp(-x)), both operations rounded (decisions.md §2;
-    float32 in softmax_steps.h)."""
+    float32 in softmax_steps.h, streaming its stores if asked)."""
     cdef Py_ssize_t j
     cdef floating one = 1
     if floating is float:
-        normops_sigmoid_float(x, y, n, fast)
+        normops_sigmoid_float(x, y, n, fast, stream)
+        if stream:
+            normops_stream_fence()
     else:  # float64 has one exponential in both flavours
         for j in range(n):
             y[j] = -x[j]
@@ -209,23 +289,24 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
     check_array(y, t, n, True, "y")
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
     cdef int threads = threads_for(n_threads, chunks, n)
+    cdef bint stream = t == cnp.NPY_FLOAT32 and n * 4 >= STREAM_FROM_BYTES
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
     with nogil:
         if threads <= 1:
             if t == cnp.NPY_FLOAT32:
-                sigmoid_block[float](<const float*>px, <float*>py, n, fast)
+                sigmoid_block[float](<const float*>px, <float*>py, n, fast, stream)
             else:
-                sigmoid_block[double](<const double*>px, <double*>py, n, fast)
+                sigmoid_block[double](<const double*>px, <double*>py, n, fast, stream)
         else:
             for c in prange(chunks, schedule="static", num_threads=threads):
                 start = c * ROW_CHUNK_ELEMENTS
                 if t == cnp.NPY_FLOAT32:
                     sigmoid_block[float](<const float*>px + start, <float*>py + start,
-                                         min(ROW_CHUNK_ELEMENTS, n - start), fast)
+                                         min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
                 else:
                     sigmoid_block[double](<const double*>px + start, <double*>py + start,
-                                          min(ROW_CHUNK_ELEMENTS, n - start), fast)
+                                          min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
 
 
 def divide_float_into(e, float s, out):
@@ -239,3 +320,12 @@ def divide_float_into(e, float s, out):
     with nogil:
         normops_divide_float_array(<const float*>cnp.PyArray_DATA(<cnp.ndarray>e), s,
                                    <float*>cnp.PyArray_DATA(<cnp.ndarray>out), n)
+
+
+def set_softmax_group_elements(Py_ssize_t elements):
+    """Change the element budget of a group of Softmax rows (benchmarks
+    tune it; the bits do not depend on it); returns the old one."""
+    global GROUP_ELEMENTS
+    old = GROUP_ELEMENTS
+    GROUP_ELEMENTS = max(0, elements)
+    return old

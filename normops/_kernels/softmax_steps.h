@@ -35,10 +35,13 @@
  * (ignoring NaN, -inf if none) in *next_max; elsewhere *next_max is left
  * alone. At AVX-512 a NaN comes out with its payload (the Softmax row then
  * becomes canonical NaN); the differences are at most 0, so the clamp at
- * 89 is not needed. */
+ * 89 is not needed.
+ * keep: whether the caller reads the y[i] afterwards (Softmax) or only the
+ * sum (LogSoftmax); at AVX-512 keep = 0 skips the stores, elsewhere y is
+ * the sum's buffer either way. */
 #if defined(__AVX512F__)
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
-                                                     const float* next, float* next_max) {
+                                                     int keep, const float* next, float* next_max) {
     __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps();
     const __m512 none = _mm512_set1_ps(-__builtin_inff());
     __m512 mx = none;
@@ -47,7 +50,8 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
         __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
         if (next)  /* max returns its second operand when either is NaN */
             mx = _mm512_max_ps(_mm512_loadu_ps(next + i), mx);
-        _mm512_storeu_ps(y + i, e);
+        if (keep)
+            _mm512_storeu_ps(y + i, e);
         acc = _mm512_add_ps(acc, e);
     }
     if (i < n) {  /* the partials past the tail are left alone */
@@ -55,19 +59,24 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
         __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
         if (next)
             mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, m, next + i), mx);
-        _mm512_mask_storeu_ps(y + i, m, e);
+        if (keep)
+            _mm512_mask_storeu_ps(y + i, m, e);
         acc = _mm512_mask_add_ps(acc, m, acc, e);
     }
     if (next)
         *next_max = _mm512_reduce_max_ps(mx);
-    normops_f32_partials p;
-    p.part[0] = (normops_f32_vec)acc;
-    return normops_f32_fold(&p);
+    /* Sum16's fold (sum16.h) in registers: partial t plus partial t + 8,
+     * then t plus t + 4, then (0 + 2) + (1 + 3), the same additions */
+    __m256 a = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, 1)));
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
-                                                     const float* next, float* next_max) {
+                                                     int keep, const float* next, float* next_max) {
     float total;
+    (void)keep;
     (void)next;
     (void)next_max;
     normops_exp32_fast_shifted_array(x, shift, y, n);
@@ -105,24 +114,114 @@ static inline void normops_divide_float_array(const float* e, float s, float* y,
     }
 }
 
-/* 3. Sigmoid: y = 1 / (1 + exp(-x)), each operation rounded (decisions.md
+/* 3. Streaming stores for the last pass of a large output.
+ *
+ * An output much larger than the caches goes to memory anyway; a plain
+ * store first reads the line it writes (read for ownership), so each
+ * element costs three memory transfers (read x, read y, write y) where two
+ * are needed. A non-temporal store writes whole lines without reading
+ * them. With stream set (and a level that has them: AVX2, AVX-512), y is
+ * peeled to a 64-byte boundary with plain stores and whole vectors then
+ * stream; the values stored are the same either way, only their way to
+ * memory differs. A thread that streamed calls normops_stream_fence()
+ * before its results are read (the end of its chunk). */
+#if defined(__AVX512F__)
+#define NORMOPS_STREAM_LANES 16
+typedef __m512 normops_stream_vec;
+#define NORMOPS_STREAM_LOAD(p) _mm512_loadu_ps(p)
+#define NORMOPS_STREAM_SET1(v) _mm512_set1_ps(v)
+#define NORMOPS_STREAM_STORE(p, v) _mm512_stream_ps((p), (v))
+#elif defined(__AVX__)
+#include <immintrin.h>
+#define NORMOPS_STREAM_LANES 8
+typedef __m256 normops_stream_vec;
+#define NORMOPS_STREAM_LOAD(p) _mm256_loadu_ps(p)
+#define NORMOPS_STREAM_SET1(v) _mm256_set1_ps(v)
+#define NORMOPS_STREAM_STORE(p, v) _mm256_stream_ps((p), (v))
+#endif
+
+static inline void normops_stream_fence(void) {
+#if defined(NORMOPS_STREAM_LANES)
+    _mm_sfence();
+#endif
+}
+
+/* elements of y before its first 64-byte boundary (at most n) */
+static inline ptrdiff_t normops_stream_head(const float* y, ptrdiff_t n) {
+    ptrdiff_t head = (ptrdiff_t)((0u - (uintptr_t)y) & 63u) / (ptrdiff_t)sizeof(float);
+    return head < n ? head : n;
+}
+
+/* The streamed part of "y[i] = expression for i in [0, n)": when streaming,
+ * the scalar form SEXPR up to the boundary, then the vector form VEXPR
+ * (the same rounded operations) on whole vectors; i is left at the first
+ * element not yet written, for the caller's plain loop. */
+#if defined(NORMOPS_STREAM_LANES)
+#define NORMOPS_STREAMED(y, n, stream, i, VEXPR, SEXPR)                                  \
+    if ((stream) && ((uintptr_t)(y) & 3u) == 0) {                                        \
+        ptrdiff_t head_ = normops_stream_head((y), (n));                                 \
+        for (; i < head_; i++) (y)[i] = (SEXPR);                                         \
+        for (; i + NORMOPS_STREAM_LANES <= (n); i += NORMOPS_STREAM_LANES)               \
+            NORMOPS_STREAM_STORE((y) + i, (VEXPR));                                      \
+    }
+#else
+#define NORMOPS_STREAMED(y, n, stream, i, VEXPR, SEXPR) (void)(stream);
+#endif
+
+/* Softmax, fast flavour: y[i] = e[i] * r; e may be y when not streaming */
+static inline void normops_scale_float(const float* e, float r, float* y, ptrdiff_t n, int stream) {
+    ptrdiff_t i = 0;
+#if defined(NORMOPS_STREAM_LANES)
+    normops_stream_vec vr = NORMOPS_STREAM_SET1(r);
+#endif
+    NORMOPS_STREAMED(y, n, stream, i, NORMOPS_STREAM_LOAD(e + i) * vr, e[i] * r)
+    for (; i < n; i++)
+        y[i] = e[i] * r;
+}
+
+/* LogSoftmax: y[i] = (x[i] - m) - log_s */
+static inline void normops_log_softmax_last_float(const float* x, float m, float log_s, float* y,
+                                                  ptrdiff_t n, int stream) {
+    ptrdiff_t i = 0;
+#if defined(NORMOPS_STREAM_LANES)
+    normops_stream_vec vm = NORMOPS_STREAM_SET1(m), vl = NORMOPS_STREAM_SET1(log_s);
+#endif
+    NORMOPS_STREAMED(y, n, stream, i, (NORMOPS_STREAM_LOAD(x + i) - vm) - vl, (x[i] - m) - log_s)
+    for (; i < n; i++)
+        y[i] = (x[i] - m) - log_s;
+}
+
+/* 4. Sigmoid: y = 1 / (1 + exp(-x)), each operation rounded (decisions.md
  * §2), over blocks that stay in the L1 cache; at AVX-512 the fast flavour
  * is one pass of vectors. exp(-x) underflows to 0 for large x (y = 1
  * exactly) and overflows to +inf for very negative x (y = +0); a NaN stays
- * the canonical NaN through both operations. y may be x. */
+ * the canonical NaN through both operations. y may be x. stream: streaming
+ * stores for y (section 3; the caller fences). */
 #define NORMOPS_SIGMOID_BLOCK 128
 /* elements ahead to prefetch: the loops are compute-bound, so the memory
  * reads can hide behind them (the hardware prefetcher alone lags) */
 #define NORMOPS_SIGMOID_AHEAD 1024
-static inline void normops_sigmoid_float(const float* x, float* y, ptrdiff_t n, int fast) {
+static inline void normops_sigmoid_float(const float* x, float* y, ptrdiff_t n, int fast, int stream) {
 #if defined(__AVX512F__)
     if (fast) {
         const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
         ptrdiff_t i = 0;
+        stream = stream && ((uintptr_t)y & 3u) == 0;
+        if (stream && n >= 16) {  /* up to y's 64-byte boundary */
+            ptrdiff_t head = normops_stream_head(y, n);
+            __mmask16 m = (__mmask16)((1u << head) - 1);
+            __m512 e = normops_exp32_fast16(_mm512_sub_ps(zero, _mm512_maskz_loadu_ps(m, x)));
+            _mm512_mask_storeu_ps(y, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+            i = head;
+        }
         for (; i + 16 <= n; i += 16) {
             __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
             __m512 e = normops_exp32_fast16(_mm512_sub_ps(zero, _mm512_loadu_ps(x + i)));
-            _mm512_storeu_ps(y + i, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+            __m512 v = _mm512_div_ps(one, _mm512_add_ps(one, e));
+            if (stream)
+                _mm512_stream_ps(y + i, v);
+            else
+                _mm512_storeu_ps(y + i, v);
         }
         if (i < n) {
             __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
@@ -133,17 +232,21 @@ static inline void normops_sigmoid_float(const float* x, float* y, ptrdiff_t n, 
     }
 #endif
     float e[NORMOPS_SIGMOID_BLOCK];
+#if defined(NORMOPS_STREAM_LANES)
+    const normops_stream_vec vone = NORMOPS_STREAM_SET1(1.0f);
+#endif
     for (ptrdiff_t b = 0; b < n; b += NORMOPS_SIGMOID_BLOCK) {
-        ptrdiff_t len = n - b < NORMOPS_SIGMOID_BLOCK ? n - b : NORMOPS_SIGMOID_BLOCK;
+        ptrdiff_t len = n - b < NORMOPS_SIGMOID_BLOCK ? n - b : NORMOPS_SIGMOID_BLOCK, i = 0;
         __builtin_prefetch(x + b + NORMOPS_SIGMOID_AHEAD, 0, 3);
         __builtin_prefetch(x + b + NORMOPS_SIGMOID_AHEAD + 64, 0, 3);
-        for (ptrdiff_t i = 0; i < len; i++)
-            e[i] = 0.0f - x[b + i];  /* -x, but +0 for x = +0: exp gives 1 either way */
+        for (ptrdiff_t j = 0; j < len; j++)
+            e[j] = 0.0f - x[b + j];  /* -x, but +0 for x = +0: exp gives 1 either way */
         if (fast)
             normops_exp32_fast_shifted_array(e, 0.0f, e, len);
         else
             normops_exp32_array(e, e, len);
-        for (ptrdiff_t i = 0; i < len; i++)
+        NORMOPS_STREAMED(y + b, len, stream, i, vone / (vone + NORMOPS_STREAM_LOAD(e + i)), 1.0f / (1.0f + e[i]))
+        for (; i < len; i++)
             y[b + i] = 1.0f / (1.0f + e[i]);
     }
 }
