@@ -473,7 +473,8 @@ def test_numpy_style_matches_numpy(name, dtype):
     if name == "prod" and "float" in dtype:
         x = (np.abs(x) + 0.5).astype(dtype)
     for kw in NP_ARGS:
-        want = getattr(np, name)(x, **kw)
+        with np.errstate(over="ignore"):  # float16 products may overflow to inf, on both sides
+            want = getattr(np, name)(x, **kw)
         got = getattr(normops, name)(x, **kw)
         assert type(got) is type(want) and np.shape(got) == np.shape(want), (name, kw, type(got), type(want))
         assert np.asarray(got).dtype == np.asarray(want).dtype, (name, kw)
