@@ -196,44 +196,70 @@ def check_function(function, levels, *, stride=1, chunk=1 << 24, n_threads=None,
     outcome.rechecks_left = max_rechecks
     n_threads = _config.resolve_threads(n_threads, "verify-transcendentals")
     kernel_name = f"{function}32_range"
-    total = (ALL_PATTERNS + stride - 1) // stride
-    chunk = max(1, min(chunk, total))
-    digest = hashlib.sha256()
-    outs = {level: np.empty(chunk, np.uint32) for level, _ in modules}
+    chunk = _clamped_chunk(chunk, stride)
     ref = np.empty(chunk, np.uint32)
     near = np.empty(chunk, np.uint8)
+
+    def compute(module, start, count, out):
+        getattr(module, kernel_name)(start, count, out, stride, n_threads)
+
+    def status():
+        return f"flagged {outcome.flagged}, wrong {outcome.n_wrong}"
+
+    for start, count, got in _sweep(f"{function}32", modules, outcome, stride, chunk, np.uint32, compute,
+                                    status, report, max_listed):
+        if outcome.reference_used:
+            _check_against_reference(function, reference, outcome, got, start, count, stride, n_threads,
+                                     near_bits, ref, near, max_listed)
+    return outcome
+
+
+def _clamped_chunk(chunk, stride):
+    return max(1, min(chunk, (ALL_PATTERNS + stride - 1) // stride))
+
+
+def _sweep(name, modules, outcome, stride, chunk, out_dtype, compute, status, report, max_listed):
+    """The exhaustive walk shared by the checks: for each chunk of the
+    patterns 0, stride, 2*stride, ... below 2^32, ``compute(module, start,
+    count, out)`` at every level; the levels must agree bit for bit (listed
+    in ``outcome``), the first level's bits go into the SHA-256 digest, and
+    (start, count, first level's output) is yielded for the caller's own
+    checks. Progress is reported 16 times; digest and seconds are set on
+    ``outcome`` at the end."""
+    levels = [level for level, _ in modules]
+    total = (ALL_PATTERNS + stride - 1) // stride
+    chunk = _clamped_chunk(chunk, stride)
+    digest = hashlib.sha256()
+    outs = {level: np.empty(chunk, out_dtype) for level in levels}
     started = time.perf_counter()
     n_chunks = (total + chunk - 1) // chunk
     report_every = max(1, n_chunks // 16)
     for c in range(n_chunks):
-        first = c * chunk
-        count = min(chunk, total - first)
-        start = first * stride
+        count = min(chunk, total - c * chunk)
+        start = c * chunk * stride
         views = {level: out[:count] for level, out in outs.items()}
         for level, module in modules:
-            getattr(module, kernel_name)(start, count, views[level], stride, n_threads)
+            compute(module, start, count, views[level])
         got = views[levels[0]]
+        gbits = got.view(np.uint32)
         for level in levels[1:]:
-            other = views[level]
-            if not np.array_equal(got, other):
-                differ = np.nonzero(got != other)[0]
+            other = views[level].view(np.uint32)
+            if not np.array_equal(gbits, other):
+                differ = np.nonzero(gbits != other)[0]
                 outcome.n_level_mismatches += differ.size
                 for i in differ[:max(0, max_listed - len(outcome.level_mismatches))]:
-                    outcome.level_mismatches.append((level, start + int(i) * stride, int(other[i]), int(got[i])))
-        digest.update(_little_endian(got).tobytes())
+                    outcome.level_mismatches.append((level, start + int(i) * stride, int(other[i]), int(gbits[i])))
+        digest.update(_little_endian(gbits).tobytes())
         outcome.checked += count
-        if outcome.reference_used:
-            _check_against_reference(function, reference, outcome, got, start, count, stride, n_threads,
-                                     near_bits, ref, near, max_listed)
+        yield start, count, got
         if (c + 1) % report_every == 0 or c + 1 == n_chunks:
             elapsed = time.perf_counter() - started
             eta = elapsed / (c + 1) * (n_chunks - c - 1)
-            report(f"  {function}32: {outcome.checked:>10d} / {total} inputs ({100.0 * (c + 1) / n_chunks:5.1f}%), "
-                   f"{elapsed:6.1f} s, about {eta:5.0f} s left; flagged {outcome.flagged}, "
-                   f"wrong {outcome.n_wrong}, level mismatches {outcome.n_level_mismatches}")
+            report(f"  {name}: {outcome.checked:>10d} / {total} inputs ({100.0 * (c + 1) / n_chunks:5.1f}%), "
+                   f"{elapsed:6.1f} s, about {eta:5.0f} s left; {status()}, "
+                   f"level mismatches {outcome.n_level_mismatches}")
     outcome.digest = digest.hexdigest()
     outcome.seconds = time.perf_counter() - started
-    return outcome
 
 
 # ------------------------------------------------------------------ erf32
@@ -303,33 +329,26 @@ def check_erf(levels, *, stride=1, chunk=ERF_CHUNK, n_threads=None, report=print
     reference = modules[0][1]
     outcome = ErfOutcome()
     n_threads = _config.resolve_threads(n_threads, "verify-transcendentals")
-    total = (ALL_PATTERNS + stride - 1) // stride
-    chunk = max(1, min(chunk, total))
-    digest = hashlib.sha256()
-    outs = {level: np.empty(chunk, np.float32) for level, _ in modules}
+    chunk = _clamped_chunk(chunk, stride)
     ref = np.empty(chunk, np.float64)
-    started = time.perf_counter()
-    n_chunks = (total + chunk - 1) // chunk
-    report_every = max(1, n_chunks // 16)
-    for c in range(n_chunks):
-        first = c * chunk
-        count = min(chunk, total - first)
-        start = first * stride
-        x = (np.arange(count, dtype=np.uint64) * stride + start).astype(np.uint32).view(np.float32)
-        views = {level: out[:count] for level, out in outs.items()}
-        for level, module in modules:
-            module.erf32_into(x, views[level], n_threads)
-        got = views[levels[0]]
+
+    current = {}
+
+    def inputs(start, count):  # the chunk's inputs, made once for all levels
+        if current.get("start") != start:
+            current.update(start=start, x=_patterns(start, count, stride))
+        return current["x"]
+
+    def compute(module, start, count, out):
+        module.erf32_into(inputs(start, count), out, n_threads)
+
+    def status():
+        return f"max error {outcome.max_error[0]:.4f} ulp, wrong {outcome.n_wrong}"
+
+    for start, count, got in _sweep("erf32", modules, outcome, stride, chunk, np.float32, compute, status,
+                                    report, max_listed):
+        x = inputs(start, count)
         gbits = got.view(np.uint32)
-        for level in levels[1:]:
-            other = views[level].view(np.uint32)
-            if not np.array_equal(gbits, other):
-                differ = np.nonzero(gbits != other)[0]
-                outcome.n_level_mismatches += differ.size
-                for i in differ[:max(0, max_listed - len(outcome.level_mismatches))]:
-                    outcome.level_mismatches.append((level, start + int(i) * stride, int(other[i]), int(gbits[i])))
-        digest.update(_little_endian(gbits).tobytes())
-        outcome.checked += count
         # special inputs: exact results
         nan = np.isnan(x)
         inf = np.isinf(x)
@@ -340,15 +359,12 @@ def check_erf(levels, *, stride=1, chunk=ERF_CHUNK, n_threads=None, report=print
         xf, yf = x[finite], got[finite]
         if xf.size:  # (some chunks hold NaN patterns only)
             _erf_errors(reference, xf, yf, ref, n_threads, outcome, max_listed)
-        if (c + 1) % report_every == 0 or c + 1 == n_chunks:
-            elapsed = time.perf_counter() - started
-            eta = elapsed / (c + 1) * (n_chunks - c - 1)
-            report(f"  erf32: {outcome.checked:>10d} / {total} inputs ({100.0 * (c + 1) / n_chunks:5.1f}%), "
-                   f"{elapsed:6.1f} s, about {eta:5.0f} s left; max error {outcome.max_error[0]:.4f} ulp, "
-                   f"wrong {outcome.n_wrong}, level mismatches {outcome.n_level_mismatches}")
-    outcome.digest = digest.hexdigest()
-    outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _patterns(start, count, stride):
+    """The float32 inputs start, start + stride, ... (bit patterns)."""
+    return (np.arange(count, dtype=np.uint64) * stride + start).astype(np.uint32).view(np.float32)
 
 
 def _report_erf(outcome, levels, stride):
