@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Gelu (approximate="none") on 1048576 float32 and com.microsoft BiasGelu
+"""Gelu (approximate="none" and "tanh") on 1048576 float32 and com.microsoft BiasGelu
 on 1024 x 1024 (+ 1024): normops exact / fast or ONNX Runtime, one runtime
 per process (run it twice and compare).
 
@@ -28,6 +28,8 @@ def normops_cases(threads):
     return {
         "Gelu exact": lambda: normops.gelu(x, mode="exact", n_threads=threads),
         "Gelu fast": lambda: normops.gelu(x, mode="fast", n_threads=threads),
+        "Gelu tanh exact": lambda: normops.gelu(x, approximate="tanh", mode="exact", n_threads=threads),
+        "Gelu tanh fast": lambda: normops.gelu(x, approximate="tanh", mode="fast", n_threads=threads),
         "BiasGelu exact": lambda: normops.bias_gelu(a, b, mode="exact", n_threads=threads),
         "BiasGelu fast": lambda: normops.bias_gelu(a, b, mode="fast", n_threads=threads),
     }
@@ -37,8 +39,8 @@ def ort_cases(threads):
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    def session(op, inputs, domain=""):
-        node = helper.make_node(op, [name for name, _ in inputs], ["Y"], domain=domain)
+    def session(op, inputs, domain="", **attributes):
+        node = helper.make_node(op, [name for name, _ in inputs], ["Y"], domain=domain, **attributes)
         graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
                                                 for n, s in inputs],
                                   [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
@@ -55,8 +57,10 @@ def ort_cases(threads):
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
     b = rng.standard_normal(1024).astype(np.float32)
     gelu = session("Gelu", [("X", [N])])
+    gelu_tanh = session("Gelu", [("X", [N])], approximate="tanh")
     bias = session("BiasGelu", [("A", [1024, 1024]), ("B", [1024])], "com.microsoft")
-    return {"Gelu": lambda: gelu.run(None, {"X": x}), "BiasGelu": lambda: bias.run(None, {"A": a, "B": b})}
+    return {"Gelu": lambda: gelu.run(None, {"X": x}), "Gelu tanh": lambda: gelu_tanh.run(None, {"X": x}),
+            "BiasGelu": lambda: bias.run(None, {"A": a, "B": b})}
 
 
 def main():

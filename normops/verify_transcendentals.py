@@ -1,10 +1,10 @@
 """The proof that exp32 and log32 are correctly rounded for all 2^32 inputs.
 
-``python -m normops verify-transcendentals [--function exp|log|erf|both|all]
+``python -m normops verify-transcendentals [--function exp|log|erf|tanh|both|all]
 [--levels baseline,avx2,avx512] [--quick]``
 
-(``both`` is exp and log, ``all``, the default, adds erf; erf32's check is
-described at ``check_erf``.)
+(``both`` is exp and log, ``all``, the default, adds erf and tanh; the
+check of the faithful erf32 and tanh32 is described at ``check_faithful``.)
 
 For every float32 input, in chunks of consecutive bit patterns:
 
@@ -45,10 +45,12 @@ QUICK_STRIDE = 4099
 GOLDEN_DIGESTS = {
     1: {"exp": "3454f5cced57c37cac2f523ef8964563430f8e0c85837626724955094b614dce",
         "log": "982250baecdb23cc9115a63b45f4411e049fa408f560511661dc27788911396d",
-        "erf": "7af8cd2a09552ee5ce186e38377332c5244cb7eaa93caa02ff3c37e90d0b839c"},
+        "erf": "7af8cd2a09552ee5ce186e38377332c5244cb7eaa93caa02ff3c37e90d0b839c",
+        "tanh": "b3a2bebc29584e6d0ddf882234f49ab959204f089880cc721c0ed53946a6a6ac"},
     QUICK_STRIDE: {"exp": "8092cc4a8e0e78319d2c647bb4fbc6070ab988d6a1daddeaafd72523668225d0",
                    "log": "97defe6ca2cbff78a070919e56e30a6afb70ae899104c70c26bc8bdd39cfbf6f",
-                   "erf": "7b7979e248943fe1f0fc66fc47b3f05ceb2eadef7d7cd6462e357bda3fdfa567"},
+                   "erf": "7b7979e248943fe1f0fc66fc47b3f05ceb2eadef7d7cd6462e357bda3fdfa567",
+                   "tanh": "37ae0e12afdd88473971a149bdef3772d110568152e7497060e1a166b568eeb6"},
 }
 
 
@@ -262,21 +264,23 @@ def _sweep(name, modules, outcome, stride, chunk, out_dtype, compute, status, re
     outcome.seconds = time.perf_counter() - started
 
 
-# ------------------------------------------------------------------ erf32
+# ---------------------------------------------------------- erf32, tanh32
 
-#: erf32 promises to be faithful: every result within this many ulps
+#: erf32 and tanh32 promise to be faithful: every result within this many ulps
 ERF_BOUND = 1.0
-#: errors measured against erf64 (about 1.4 double ulps, 2^-28 float32
-#: ulps) above this are decided by mpmath
+#: errors measured against erf64 / tanh64 (about 1.4 double ulps, 2^-28
+#: float32 ulps) above this are decided by mpmath
 ERF_SUSPECT = 1.0 - 2.0 ** -20
+#: the faithful float32 functions checked by check_faithful
+FAITHFUL = ("erf", "tanh")
 
 
-def erf_ulp_error(x, y):
-    """|y - erf(x)| in float32 ulps of erf(x)'s binade (mpmath at 128 bits;
-    x, y float32 scalars, x finite)."""
+def faithful_ulp_error(function, x, y):
+    """|y - f(x)| in float32 ulps of f(x)'s binade, f = mpmath's erf or
+    tanh at 128 bits (x, y float32 scalars, x finite)."""
     mpmath = _mpmath()
     with mpmath.workprec(128):
-        value = mpmath.erf(mpmath.mpf(float(x)))
+        value = getattr(mpmath, function)(mpmath.mpf(float(x)))
         if value == 0:
             return 0.0 if float(y) == 0 else float("inf")
         _, exponent = mpmath.frexp(abs(value))
@@ -284,10 +288,15 @@ def erf_ulp_error(x, y):
         return float(abs(mpmath.mpf(float(y)) - value) / quantum)
 
 
+def erf_ulp_error(x, y):
+    """faithful_ulp_error for erf"""
+    return faithful_ulp_error("erf", x, y)
+
+
 class ErfOutcome(Outcome):
-    def __init__(self):
-        super().__init__("erf")
-        self.max_error = (0.0, 0)      # (ulps per erf64, input pattern)
+    def __init__(self, function="erf"):
+        super().__init__(function)
+        self.max_error = (0.0, 0)      # (ulps per the float64 function, input pattern)
         self.suspects = 0              # rechecked with mpmath
         self.special_wrong = 0         # NaN, +-inf not as documented
 
@@ -296,11 +305,11 @@ class ErfOutcome(Outcome):
         return super().ok and self.special_wrong == 0
 
 
-def _erf_errors(reference, xf, yf, ref, n_threads, outcome, max_listed):
-    """The errors of erf32 at the finite inputs xf (results yf) against
-    erf64; mpmath decides those above ERF_SUSPECT."""
+def _faithful_errors(function, reference, xf, yf, ref, n_threads, outcome, max_listed):
+    """The errors of erf32 / tanh32 at the finite inputs xf (results yf)
+    against erf64 / tanh64; mpmath decides those above ERF_SUSPECT."""
     r = ref[:xf.size]
-    reference.erf64_into(xf.astype(np.float64), r, n_threads)
+    getattr(reference, f"{function}64_into")(xf.astype(np.float64), r, n_threads)
     with np.errstate(divide="ignore"):
         _, exponent = np.frexp(r)
     quantum = np.ldexp(1.0, np.maximum(exponent - 24, -149))
@@ -311,23 +320,25 @@ def _erf_errors(reference, xf, yf, ref, n_threads, outcome, max_listed):
     for j in np.nonzero(err > ERF_SUSPECT)[0]:
         outcome.suspects += 1
         pattern = int(xf[j:j + 1].view(np.uint32)[0])
-        if erf_ulp_error(xf[j], yf[j]) >= ERF_BOUND:
+        if faithful_ulp_error(function, xf[j], yf[j]) >= ERF_BOUND:
             outcome.n_wrong += 1
             if len(outcome.wrong) < max_listed:
                 outcome.wrong.append((pattern, int(yf[j:j + 1].view(np.uint32)[0]), None))
 
 
-def check_erf(levels, *, stride=1, chunk=ERF_CHUNK, n_threads=None, report=print, max_listed=20):
-    """erf32 over the patterns 0, stride, 2*stride, ... below 2^32: every
-    ISA build bit-identical; every finite input within ERF_BOUND ulp of
-    erf, measured against normops' erf64 of the widened input (its error is
-    about 2^-28 float32 ulp) and decided with mpmath above ERF_SUSPECT;
-    NaN -> canonical NaN, +-inf -> +-1. erf32 is faithful, not correctly
-    rounded, so the digest identifies this implementation (its bits are
-    the same on every platform all the same: float32 + - * only)."""
+def check_faithful(function, levels, *, stride=1, chunk=ERF_CHUNK, n_threads=None, report=print,
+                   max_listed=20):
+    """erf32 or tanh32 (``function`` "erf" / "tanh") over the patterns 0,
+    stride, 2*stride, ... below 2^32: every ISA build bit-identical; every
+    finite input within ERF_BOUND ulp of the function, measured against
+    normops' erf64 / tanh64 of the widened input (error about 2^-28 float32
+    ulp) and decided with mpmath above ERF_SUSPECT; NaN -> canonical NaN,
+    +-inf -> +-1. Faithful, not correctly rounded, so the digest identifies
+    this implementation (its bits are the same on every platform all the
+    same: float32 + - * only)."""
     modules = [(level, _isa.load(level)) for level in levels]
     reference = modules[0][1]
-    outcome = ErfOutcome()
+    outcome = ErfOutcome(function)
     n_threads = _config.resolve_threads(n_threads, "verify-transcendentals")
     chunk = _clamped_chunk(chunk, stride)
     ref = np.empty(chunk, np.float64)
@@ -340,13 +351,13 @@ def check_erf(levels, *, stride=1, chunk=ERF_CHUNK, n_threads=None, report=print
         return current["x"]
 
     def compute(module, start, count, out):
-        module.erf32_into(inputs(start, count), out, n_threads)
+        getattr(module, f"{function}32_into")(inputs(start, count), out, n_threads)
 
     def status():
         return f"max error {outcome.max_error[0]:.4f} ulp, wrong {outcome.n_wrong}"
 
-    for start, count, got in _sweep("erf32", modules, outcome, stride, chunk, np.float32, compute, status,
-                                    report, max_listed):
+    for start, count, got in _sweep(f"{function}32", modules, outcome, stride, chunk, np.float32, compute,
+                                    status, report, max_listed):
         x = inputs(start, count)
         gbits = got.view(np.uint32)
         # special inputs: exact results
@@ -354,12 +365,17 @@ def check_erf(levels, *, stride=1, chunk=ERF_CHUNK, n_threads=None, report=print
         inf = np.isinf(x)
         outcome.special_wrong += int(np.count_nonzero(gbits[nan] != 0x7FC00000))
         outcome.special_wrong += int(np.count_nonzero(got[inf] != np.sign(x[inf])))
-        # finite inputs: the error against erf64
+        # finite inputs: the error against the float64 function
         finite = ~(nan | inf)
         xf, yf = x[finite], got[finite]
         if xf.size:  # (some chunks hold NaN patterns only)
-            _erf_errors(reference, xf, yf, ref, n_threads, outcome, max_listed)
+            _faithful_errors(function, reference, xf, yf, ref, n_threads, outcome, max_listed)
     return outcome
+
+
+def check_erf(levels, **kwargs):
+    """check_faithful for erf32"""
+    return check_faithful("erf", levels, **kwargs)
 
 
 def _patterns(start, count, stride):
@@ -367,30 +383,31 @@ def _patterns(start, count, stride):
     return (np.arange(count, dtype=np.uint64) * stride + start).astype(np.uint32).view(np.float32)
 
 
-def _report_erf(outcome, levels, stride):
-    """Print erf32's outcome; True when it failed."""
+def _report_faithful(function, outcome, levels, stride):
+    """Print erf32's or tanh32's outcome; True when it failed."""
+    name = f"{function}32"
     status = "OK" if outcome.ok else (f"FAILED ({outcome.n_wrong} beyond {ERF_BOUND} ulp, "
                                       f"{outcome.special_wrong} special values wrong, "
                                       f"{outcome.n_level_mismatches} level mismatches)")
-    print(f"erf32: {status}: {outcome.checked} inputs in {outcome.seconds:.1f} s; "
-          f"{outcome.suspects} above {ERF_SUSPECT:.7f} ulp per erf64 rechecked with mpmath")
+    print(f"{name}: {status}: {outcome.checked} inputs in {outcome.seconds:.1f} s; "
+          f"{outcome.suspects} above {ERF_SUSPECT:.7f} ulp per {function}64 rechecked with mpmath")
     error, pattern = outcome.max_error
     x = np.uint32(pattern).view(np.float32)
     y = np.empty(1, np.float32)
-    _isa.load(levels[0]).erf32_into(np.array([x]), y, 1)
-    print(f"  largest error: erf32({hex32(pattern)}) [0x{pattern:08x}] = {float(y[0]).hex()}, "
-          f"{erf_ulp_error(x, y[0]):.6f} ulp (mpmath; erf64 said {error:.6f})")
+    getattr(_isa.load(levels[0]), f"{name}_into")(np.array([x]), y, 1)
+    print(f"  largest error: {name}({hex32(pattern)}) [0x{pattern:08x}] = {float(y[0]).hex()}, "
+          f"{faithful_ulp_error(function, x, y[0]):.6f} ulp (mpmath; {function}64 said {error:.6f})")
     for level, p, bits, first in outcome.level_mismatches[:20]:
         print(f"  level {level} differs from {levels[0]} at input 0x{p:08x}: 0x{bits:08x} != 0x{first:08x}")
     for p, bits, _ in outcome.wrong[:20]:
-        print(f"  WRONG erf32({hex32(p)}) [0x{p:08x}] = 0x{bits:08x}: {ERF_BOUND} ulp or more from erf")
+        print(f"  WRONG {name}({hex32(p)}) [0x{p:08x}] = 0x{bits:08x}: {ERF_BOUND} ulp or more from {function}")
     label = "SHA-256 of all outputs" if stride == 1 else "SHA-256 of the sample's outputs"
-    print(f"erf32: {label}: {outcome.digest}", flush=True)
-    golden = GOLDEN_DIGESTS.get(stride, {}).get("erf")
+    print(f"{name}: {label}: {outcome.digest}", flush=True)
+    golden = GOLDEN_DIGESTS.get(stride, {}).get(function)
     failed = not outcome.ok
     if golden is not None:
         same = golden == outcome.digest
-        print(f"erf32: {'equals' if same else 'DIFFERS from'} the recorded digest {golden}")
+        print(f"{name}: {'equals' if same else 'DIFFERS from'} the recorded digest {golden}")
         failed = failed or not same
     return failed
 
@@ -410,11 +427,11 @@ def _levels(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m normops verify-transcendentals",
-        description="Check exp32 and log32 (correctly rounded) and erf32 (faithful) on all 2^32 float32 "
+        description="Check exp32 and log32 (correctly rounded) and erf32, tanh32 (faithful) on all 2^32 float32 "
                     "inputs: every ISA build bit-identical, exp/log equal to the long-double reference with "
-                    "mpmath near midpoints, erf within 1 ulp; print the SHA-256 of the outputs.")
-    parser.add_argument("--function", choices=("exp", "log", "erf", "both", "all"), default="all",
-                        help="both: exp and log; all (default): exp, log and erf")
+                    "mpmath near midpoints, erf and tanh within 1 ulp; print the SHA-256 of the outputs.")
+    parser.add_argument("--function", choices=("exp", "log", "erf", "tanh", "both", "all"), default="all",
+                        help="both: exp and log; all (default): exp, log, erf and tanh")
     parser.add_argument("--levels", help="comma-separated ISA levels (default: every level this CPU runs)")
     parser.add_argument("--quick", action="store_true", help=f"every {QUICK_STRIDE}th pattern only (seconds)")
     parser.add_argument("--stride", type=int, help="check every STRIDE-th pattern (overrides --quick)")
@@ -428,7 +445,7 @@ def main(argv=None):
     stride = args.stride if args.stride else (QUICK_STRIDE if args.quick else 1)
     if stride < 1:
         parser.error("--stride must be >= 1")
-    functions = {"both": FUNCTIONS, "all": FUNCTIONS + ("erf",)}.get(args.function, (args.function,))
+    functions = {"both": FUNCTIONS, "all": FUNCTIONS + FAITHFUL}.get(args.function, (args.function,))
     try:
         _mpmath()
     except ImportError:
@@ -438,10 +455,10 @@ def main(argv=None):
     print(f"verify-transcendentals: {sample}, ISA levels {', '.join(levels)}", flush=True)
     failed = False
     for function in functions:
-        if function == "erf":
-            outcome = check_erf(levels, stride=stride, n_threads=args.threads,
-                                report=lambda s: print(s, flush=True))
-            failed = _report_erf(outcome, levels, stride) or failed
+        if function in FAITHFUL:
+            outcome = check_faithful(function, levels, stride=stride, n_threads=args.threads,
+                                     report=lambda s: print(s, flush=True))
+            failed = _report_faithful(function, outcome, levels, stride) or failed
             continue
         outcome = check_function(function, levels, stride=stride, chunk=1 << args.chunk_bits,
                                  n_threads=args.threads, near_bits=args.near_bits,

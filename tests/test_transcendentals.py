@@ -423,8 +423,8 @@ def test_public_api_errors(name):
 def test_quick_verification_passes(capsys):
     assert vt.main(["--quick", "--near-bits", "14"]) == 0
     printed = capsys.readouterr().out
-    assert "exp32: OK" in printed and "log32: OK" in printed and "erf32: OK" in printed
-    assert printed.count("equals the recorded digest") == 3  # the sample's digests are recorded too
+    assert "exp32: OK" in printed and "log32: OK" in printed and "erf32: OK" in printed and "tanh32: OK" in printed
+    assert printed.count("equals the recorded digest") == 4  # the sample's digests are recorded too
 
 
 def test_verification_without_the_reference_checks_the_digest(monkeypatch, capsys):
@@ -480,25 +480,28 @@ def test_verification_catches_a_wrong_result(monkeypatch):
     assert not beside.ok and beside.n_wrong == 0 and beside.n_level_mismatches == 1
 
 
-def test_erf_verification_catches_a_result_beyond_one_ulp(monkeypatch):
-    # erf32 two float32 steps off at one input must fail the check
+@pytest.mark.parametrize("function", ["erf", "tanh"])
+def test_faithful_verification_catches_a_result_beyond_one_ulp(monkeypatch, function):
+    # erf32 / tanh32 two float32 steps off at one input must fail the check
     real = isa.load(LEVELS[-1])
-    bad = 0x3F000000  # erf32(0.5)
+    bad = 0x3F000000  # f(0.5)
 
     class Broken:
         def __getattr__(self, name):
+            if name == f"{function}32_into":
+                def broken(x, out, n_threads=1, scalar=False):
+                    getattr(real, name)(x, out, n_threads, scalar)
+                    hit = x.view(np.uint32) == bad
+                    out.view(np.uint32)[hit] ^= 2
+                return broken
             return getattr(real, name)
-
-        def erf32_into(self, x, out, n_threads=1, scalar=False):
-            real.erf32_into(x, out, n_threads, scalar)
-            hit = x.view(np.uint32) == bad
-            out.view(np.uint32)[hit] ^= 2
 
     load = isa.load
     monkeypatch.setattr(isa, "load", lambda level: Broken() if level == "broken" else load(level))
     quiet = lambda text: None  # noqa: E731
-    assert vt.check_erf(["broken"], stride=(1 << 16) + 1, report=quiet).ok  # bad not sampled
-    alone = vt.check_erf(["broken"], stride=bad, report=quiet)  # patterns 0, bad, 2 bad, ...
+    check = vt.check_faithful
+    assert check(function, ["broken"], stride=(1 << 16) + 1, report=quiet).ok  # bad not sampled
+    alone = check(function, ["broken"], stride=bad, report=quiet)  # patterns 0, bad, 2 bad, ...
     assert not alone.ok and alone.n_wrong == 1 and alone.wrong[0][0] == bad
-    beside = vt.check_erf([LEVELS[0], "broken"], stride=bad, report=quiet)
+    beside = check(function, [LEVELS[0], "broken"], stride=bad, report=quiet)
     assert not beside.ok and beside.n_level_mismatches == 1

@@ -8,8 +8,8 @@ polynomial in t = |x| - c_i, c_i = i/4 + 1/8 (|t| <= 1/8); on interval 0
 that the result keeps its relative accuracy down to the smallest
 subnormals. Coefficients: Chebyshev interpolation with mpmath at 200 bits
 (in u = x^2 for f(x)/x on interval 0), converted to the monomial basis and
-rounded once to nearest, to double (tanh32, erf64, tanh64: degree 15;
-float32 erf has its own float32 pieces, tools/gen_erf32_tables.py) or to float
+rounded once to nearest, to double (erf64, tanh64: degree 15; erf32 and
+tanh32 have their own float32 pieces, tools/gen_poly32_tables.py) or to float
 (fast flavour, degree 7, 32 intervals of width 1/8 for erf, 5/16 for tanh). Deterministic: --check compares with the
 committed header byte for byte.
 

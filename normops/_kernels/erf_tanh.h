@@ -1,22 +1,21 @@
 /* normops' own erf and tanh (docs/transcendentals.md, "erf and tanh").
  *
- * erf32: float32 arithmetic, piecewise degree-5 polynomials on 32
- * intervals of width 1/8 (erf32_tables.h, tools/gen_erf32_tables.py), the
- * result a float plus a small correction: faithful (at most 0.77 ulp, proven
- * over every input by `python -m normops verify-transcendentals --function
- * erf`). tanh32: |x| widened to double, a polynomial of degree 15 on its
- * interval of width 1/4 (erf_tanh_tables.h), evaluated in double by
+ * erf32, tanh32: float32 arithmetic, one construction with a table each
+ * (erf: degree 5 on 32 intervals of width 1/8; tanh: degree 7 on 32
+ * intervals of width 1/4; erf32_tables.h, tanh32_tables.h from
+ * tools/gen_poly32_tables.py), the result a float plus a small correction:
+ * faithful, proven over every input by `python -m normops
+ * verify-transcendentals --function erf|tanh`. erf64 / tanh64: double
+ * polynomials of degree 15 on intervals of width 1/4 (erf_tanh_tables.h),
  * Horner's rule with separate * and + (the build passes -ffp-contract=off),
- * rounded once to float32, sign restored: within 0.5 + 2^-26 ulp. erf64 /
- * tanh64: the same double polynomials, about one ulp. erf32_fast /
- * tanh32_fast: degree 7 with float coefficients in float arithmetic, fused
- * multiply-add where the CPU has it (the fast flavour may differ between
- * ISA levels), about 2 ulp.
+ * about one ulp. erf32_fast / tanh32_fast: degree 7 with float coefficients
+ * in float arithmetic, fused multiply-add where the CPU has it (the fast
+ * flavour may differ between ISA levels), about 2 ulp.
  *
  * Only + - * on double/float, exact conversions, integer operations on bit
  * patterns and table loads; no libm. The table loads are gathers in the
- * auto-vectorised loops; at AVX-512 erf32 (and both fast functions) keep
- * each coefficient's intervals in two registers instead. Every form
+ * auto-vectorised loops; at AVX-512 erf32, tanh32 and both fast functions
+ * keep each coefficient's intervals in two registers instead. Every form
  * performs exactly the scalar operations: the exact functions give the
  * same bits at every ISA level.
  *
@@ -29,6 +28,7 @@
 #include "transcendental.h"
 #include "erf_tanh_tables.h"
 #include "erf32_tables.h"
+#include "tanh32_tables.h"
 
 /* Horner's rule on interval i of a coefficient table of degree DEG. The
  * index is int32 arithmetic so that gcc makes the loads gathers. */
@@ -49,19 +49,6 @@
         t = a_ - (T)(2 * i + (i > 0)) * (T)0.125;  /* integer select: vectorises */ \
     } while (0)
 
-/* tanh32 exact: the double polynomial on |x|, rounded once, sign of x */
-#define NORMOPS_ET_DEFINE32(name, INTERVALS32, SAT64)                              \
-    NORMOPS_ALWAYS_INLINE float normops_##name##32(float x) {                      \
-        uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
-        double a = (double)normops_u2f(ax);                                        \
-        int32_t i; double t;                                                       \
-        NORMOPS_ET_REDUCE(double, a, INTERVALS32, i, t);                           \
-        double p = NORMOPS_ET_HORNER(double, normops_##name##_coef, NORMOPS_ET_DEG, i, t, NORMOPS_ET_MULADD); \
-        p = a >= SAT64 ? 1.0 : p;                                                  \
-        uint32_t y = normops_f2u((float)p) | (ux & 0x80000000u);                   \
-        y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
-        return normops_u2f(y);                                                     \
-    }
 /* erf64 / tanh64: the same polynomials in double */
 #define NORMOPS_ET_DEFINE64(name, INTERVALS, SAT64)                                \
     NORMOPS_ALWAYS_INLINE double normops_##name##64(double x) {                    \
@@ -76,69 +63,94 @@
         return normops_u2d(y);                                                     \
     }
 
-/* tanh32 is clamped below 19.5 */
-NORMOPS_ET_DEFINE32(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_SAT64)
 NORMOPS_ET_DEFINE64(erf, NORMOPS_ERF_INTERVALS, NORMOPS_ERF_SAT64)
 NORMOPS_ET_DEFINE64(tanh, NORMOPS_TANH_INTERVALS, NORMOPS_TANH_SAT64)
 
-/* ------------------------------------------------------------ erf32 */
+/* ------------------------------------------------------ erf32, tanh32 */
 
-/* erf32, float32 arithmetic (docs/transcendentals.md, "erf32";
- * erf32_tables.h). a = min(|x|, CLAMP); k = a rounded to a multiple of 1/8
- * by the shift constant (the low 5 bits of a + SHIFT are i = 8k); t = a - k,
- * exact; y = B + a * P_i(t), P_i of degree 5 by Horner, B = a on the
- * intervals near 0 and RN32(erf(k)) elsewhere. a * P_i is at most about a
- * tenth of y, so the last addition dominates the error: faithful, at most
- * 0.77 ulp over every input. erf32(CLAMP) = 1, which gives the saturation
- * (and +-inf -> +-1) with no extra select. Sign of x copied, NaN ->
- * canonical NaN. */
-NORMOPS_ALWAYS_INLINE float normops_erf32(float x) {
-    uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;
-    float a = normops_u2f(ax);
-    a = a < NORMOPS_ERF32_CLAMP ? a : NORMOPS_ERF32_CLAMP;  /* NaN -> the clamp (restored below) */
-    float s = a + NORMOPS_ERF32_SHIFT;
-    float k = s - NORMOPS_ERF32_SHIFT;
-    float t = a - k;
-    int32_t i = (int32_t)(normops_f2u(s) & 31u);
-    const float* c = normops_erf32_tab;
-    float p = c[(NORMOPS_ERF32_DEG + 1) * 32 + i];
-    _Pragma("GCC unroll 8")
-    for (int r = NORMOPS_ERF32_DEG; r >= 1; r--) p = p * t + c[r * 32 + i];
-    float h = c[i];
-    float b = k < NORMOPS_ERF32_ZONE ? a : h;
-    uint32_t y = normops_f2u(b + a * p) | (ux & 0x80000000u);
-    y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;
-    return normops_u2f(y);
-}
+/* erf32 and tanh32, float32 arithmetic (docs/transcendentals.md, "erf32"
+ * and "tanh32"; N##32_tables.h from tools/gen_poly32_tables.py). One shape,
+ * the table decides the function: a = min(|x|, CLAMP); k = min(a, KMAX)
+ * rounded to a multiple of the interval width by the shift constant (the
+ * low 5 bits of the sum are the interval i); t = a - k, exact; y = B +
+ * a * P_i(t), P_i by Horner, B = a on the intervals near 0 and RN32(f(k))
+ * elsewhere. a * P_i is at most about an eighth of y, so the last addition
+ * dominates the error: faithful, proven over every input by `python -m
+ * normops verify-transcendentals --function erf|tanh`. f32(CLAMP) = 1, which
+ * gives the saturation (and +-inf -> +-1) with no extra select; a subnormal
+ * a gives a (a * P_i underflows to 0). Sign of x copied, NaN -> canonical
+ * NaN. */
+#define NORMOPS_POLY32_DEFINE(name, N)                                             \
+    NORMOPS_ALWAYS_INLINE float normops_##name##32(float x) {                      \
+        uint32_t ux = normops_f2u(x), ax = ux & 0x7FFFFFFFu;                       \
+        float a = normops_u2f(ax);                                                 \
+        a = a < NORMOPS_##N##32_CLAMP ? a : NORMOPS_##N##32_CLAMP;  /* NaN -> the clamp (restored below) */ \
+        float s = (a < NORMOPS_##N##32_KMAX ? a : NORMOPS_##N##32_KMAX) + NORMOPS_##N##32_SHIFT; \
+        float k = s - NORMOPS_##N##32_SHIFT;                                       \
+        float t = a - k;                                                           \
+        int32_t i = (int32_t)(normops_f2u(s) & 31u);                               \
+        const float* c = normops_##name##32_tab;                                   \
+        float p = c[(NORMOPS_##N##32_DEG + 1) * 32 + i];                           \
+        _Pragma("GCC unroll 8")                                                    \
+        for (int r = NORMOPS_##N##32_DEG; r >= 1; r--) p = p * t + c[r * 32 + i];  \
+        float h = c[i];                                                            \
+        float b = k < NORMOPS_##N##32_ZONE ? a : h;                                \
+        uint32_t y = normops_f2u(b + a * p) | (ux & 0x80000000u);                  \
+        y = ax > 0x7F800000u ? NORMOPS_NAN32 : y;                                  \
+        return normops_u2f(y);                                                     \
+    }
+NORMOPS_POLY32_DEFINE(erf, ERF)
+NORMOPS_POLY32_DEFINE(tanh, TANH)
 
 #if defined(__AVX512F__)
-/* erf32 on 16 lanes: the operations of normops_erf32, each table row held
- * in two registers and picked by vpermt2ps (no gathers). vrangeps gives
- * min(|x|, CLAMP) in one instruction (a NaN stays NaN here). The core
- * leaves a NaN input as some NaN: Gelu canonicalises its own NaN results. */
-NORMOPS_ALWAYS_INLINE __m512 normops_erf32_core16(__m512 x) {
-    const float* c = normops_erf32_tab;
-    __m512 a = _mm512_range_ps(x, _mm512_set1_ps(NORMOPS_ERF32_CLAMP), 0x0A);  /* min by magnitude, sign cleared */
-    __m512 s = _mm512_add_ps(a, _mm512_set1_ps(NORMOPS_ERF32_SHIFT));
-    __m512 k = _mm512_sub_ps(s, _mm512_set1_ps(NORMOPS_ERF32_SHIFT));
-    __m512 t = _mm512_sub_ps(a, k);
-    __m512i i = _mm512_castps_si512(s);  /* vpermt2ps reads the low 5 bits */
-#define NORMOPS_ERF32_ROW(r) _mm512_permutex2var_ps(_mm512_loadu_ps(c + (r) * 32), i, _mm512_loadu_ps(c + (r) * 32 + 16))
-    __m512 p = NORMOPS_ERF32_ROW(NORMOPS_ERF32_DEG + 1);
-    for (int r = NORMOPS_ERF32_DEG; r >= 1; r--) p = _mm512_add_ps(_mm512_mul_ps(p, t), NORMOPS_ERF32_ROW(r));
-    __m512 b = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k, _mm512_set1_ps(NORMOPS_ERF32_ZONE), _CMP_LT_OQ),
-                                    NORMOPS_ERF32_ROW(0), a);
-#undef NORMOPS_ERF32_ROW
-    __m512 y = _mm512_add_ps(b, _mm512_mul_ps(a, p));
-    /* y | (x & sign) */
-    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(y), _mm512_castps_si512(x),
-                                                         _mm512_set1_epi32(0x7FFFFFFF), 0xF4));
-}
-
-NORMOPS_ALWAYS_INLINE __m512 normops_erf32_16(__m512 x) {
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), normops_erf32_core16(x),
-                                _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
-}
+/* erf32 / tanh32 on 16 lanes: the operations of the scalar function, each
+ * table row held in two registers and picked by vpermt2ps (no gathers).
+ * vrangeps gives min(|x|, CLAMP) in one instruction (a NaN stays NaN here).
+ * The core leaves a NaN input as some NaN: Gelu canonicalises its own NaN
+ * results. */
+#define NORMOPS_POLY32_DEFINE16(name, N)                                           \
+    NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_core16(__m512 x) {             \
+        const float* c = normops_##name##32_tab;                                   \
+        __m512 a = _mm512_range_ps(x, _mm512_set1_ps(NORMOPS_##N##32_CLAMP), 0x0A);  /* min by magnitude, sign cleared */ \
+        __m512 s = _mm512_add_ps(_mm512_min_ps(a, _mm512_set1_ps(NORMOPS_##N##32_KMAX)), \
+                                 _mm512_set1_ps(NORMOPS_##N##32_SHIFT));           \
+        __m512 k = _mm512_sub_ps(s, _mm512_set1_ps(NORMOPS_##N##32_SHIFT));        \
+        __m512 t = _mm512_sub_ps(a, k);                                            \
+        __m512i i = _mm512_castps_si512(s);  /* vpermt2ps reads the low 5 bits */  \
+        __m512 p = NORMOPS_POLY32_ROW(c, NORMOPS_##N##32_DEG + 1, i);              \
+        for (int r = NORMOPS_##N##32_DEG; r >= 1; r--)                             \
+            p = _mm512_add_ps(_mm512_mul_ps(p, t), NORMOPS_POLY32_ROW(c, r, i));   \
+        __m512 b = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k, _mm512_set1_ps(NORMOPS_##N##32_ZONE), _CMP_LT_OQ), \
+                                        NORMOPS_POLY32_ROW(c, 0, i), a);           \
+        __m512 y = _mm512_add_ps(b, _mm512_mul_ps(a, p));                          \
+        /* y | (x & sign) */                                                       \
+        return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(y), _mm512_castps_si512(x), \
+                                                             _mm512_set1_epi32(0x7FFFFFFF), 0xF4)); \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_16(__m512 x) {                 \
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), normops_##name##32_core16(x), \
+                                    _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32))); \
+    }                                                                              \
+    /* the explicit vectors of Gelu, so that name##32_into (and the            \
+     * measurement over every input) runs the same code */                        \
+    static void normops_##name##32_array(const float* x, float* y, ptrdiff_t n) { \
+        ptrdiff_t i = 0;                                                           \
+        for (; i + 16 <= n; i += 16)                                               \
+            _mm512_storeu_ps(y + i, normops_##name##32_16(_mm512_loadu_ps(x + i))); \
+        if (i < n) {                                                               \
+            __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                        \
+            _mm512_mask_storeu_ps(y + i, m, normops_##name##32_16(_mm512_maskz_loadu_ps(m, x + i))); \
+        }                                                                          \
+    }                                                                              \
+    NORMOPS_SCALAR_MAP(name##32, float)
+/* row r of table c, interval i of each lane */
+#define NORMOPS_POLY32_ROW(c, r, i) \
+    _mm512_permutex2var_ps(_mm512_loadu_ps((c) + (r) * 32), (i), _mm512_loadu_ps((c) + (r) * 32 + 16))
+NORMOPS_POLY32_DEFINE16(erf, ERF)
+NORMOPS_POLY32_DEFINE16(tanh, TANH)
+#else
+NORMOPS_MAPS(erf32, float)
+NORMOPS_MAPS(tanh32, float)
 #endif
 
 /* ------------------------------------------------------------ fast */
@@ -200,23 +212,6 @@ NORMOPS_ALWAYS_INLINE __m512 normops_et_fast16(__m512 x, const float* tab, float
 NORMOPS_ET_FAST_DEFINE(erf, ERF)
 NORMOPS_ET_FAST_DEFINE(tanh, TANH)
 
-#if defined(__AVX512F__)
-/* the explicit vectors of Gelu, so that erf32_into (and the measurement
- * over every input) runs the same code */
-static void normops_erf32_array(const float* x, float* y, ptrdiff_t n) {
-    ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, normops_erf32_16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(y + i, m, normops_erf32_16(_mm512_maskz_loadu_ps(m, x + i)));
-    }
-}
-NORMOPS_SCALAR_MAP(erf32, float)
-#else
-NORMOPS_MAPS(erf32, float)
-#endif
-NORMOPS_MAPS(tanh32, float)
 NORMOPS_MAPS(erf64, double)
 NORMOPS_MAPS(tanh64, double)
 NORMOPS_MAPS(erf32_fast, float)

@@ -45,19 +45,19 @@ NORMOPS_GELU_ELEMENT(double, f64, normops_erf64, normops_tanh64, NORMOPS_NAN64, 
             for (ptrdiff_t i = 0; i < n; i++) y[i] = normops_gelu_##name##_##kind(x[i] + b[i]); \
         }                                                                          \
     }
-NORMOPS_GELU_MAP(float, f32, tanh)
 #if defined(__AVX512F__)
-/* The fast float32 maps in explicit vectors (the fast erf/tanh pick their
- * coefficients with vpermt2ps); the same operations as the scalar element
+/* The float32 maps in explicit vectors (erf/tanh pick their coefficients
+ * with vpermt2ps); the same operations as the scalar element
  * functions above, no fused multiply-add outside erf/tanh. */
 NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast) {
-    __m512 g;
-    if (!fast) {  /* the exact flavour's erf (its tanh stays in the gathering loop); NaN canonicalised below */
-        g = normops_erf32_core16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
-    } else if (kind == NORMOPS_GELU_TANH) {
+    __m512 g;  /* the exact erf/tanh leave NaN as some NaN: canonicalised below */
+    if (kind == NORMOPS_GELU_TANH) {
         __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
         __m512 inner = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps((float)0.044715), cube));
-        g = normops_tanh32_fast16(_mm512_mul_ps(_mm512_set1_ps((float)0.79788456080286535588), inner));
+        __m512 u = _mm512_mul_ps(_mm512_set1_ps((float)0.79788456080286535588), inner);
+        g = fast ? normops_tanh32_fast16(u) : normops_tanh32_core16(u);
+    } else if (!fast) {
+        g = normops_erf32_core16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
     } else {
         g = normops_erf32_fast16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
     }
@@ -94,8 +94,12 @@ static void normops_gelu_f32_fast_tanh_map(const float* x, const float* b, float
 static void normops_gelu_f32_erf_map(const float* x, const float* b, float* y, ptrdiff_t n) {
     normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_ERF, 0);
 }
+static void normops_gelu_f32_tanh_map(const float* x, const float* b, float* y, ptrdiff_t n) {
+    normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_TANH, 0);
+}
 #else
 NORMOPS_GELU_MAP(float, f32, erf)
+NORMOPS_GELU_MAP(float, f32, tanh)
 NORMOPS_GELU_MAP(float, f32_fast, erf)
 NORMOPS_GELU_MAP(float, f32_fast, tanh)
 #endif

@@ -1,15 +1,14 @@
 """Executable specification of Gelu and com.microsoft BiasGelu
 (docs/exactness.md, "Gelu").
 
-erf32 is modelled operation by operation (``_erf32``). tanh32 (float32,
-faithful, measured over every input by tools/measure_erf_tanh_errors.py)
-and erf64/tanh64 (float64) are normops' own kernels: as for exp32 in
+erf32 and tanh32 are modelled operation by operation (``_poly32``).
+erf64/tanh64 (float64) are normops' own kernels: as for exp32 in
 ``_softmax``, a model of the arithmetic around them, not of the functions
 themselves.
 """
 import numpy as np
 
-from ._erf32 import erf32
+from ._poly32 import erf32, tanh32
 from ._softmax import _apply
 from ._sum16 import canonical_nan
 
@@ -27,7 +26,8 @@ def gelu(x, b=None, tanh=False):
         v = x if b is None else x + b
         if tanh:
             inner = v + t(CUBIC) * ((v * v) * v)
-            g = _apply(t(SQRT_2_OVER_PI) * inner, "tanh32_into", "tanh64_into")
+            w = t(SQRT_2_OVER_PI) * inner
+            g = tanh32(w) if t is np.float32 else _apply(w, "tanh32_into", "tanh64_into")
         else:
             u = v * t(SQRT1_2)
             g = erf32(u) if t is np.float32 else _apply(u, "erf32_into", "erf64_into")
