@@ -397,19 +397,25 @@ def _report_faithful(function, outcome, levels, stride):
     getattr(_isa.load(levels[0]), f"{name}_into")(np.array([x]), y, 1)
     print(f"  largest error: {name}({hex32(pattern)}) [0x{pattern:08x}] = {float(y[0]).hex()}, "
           f"{faithful_ulp_error(function, x, y[0]):.6f} ulp (mpmath; {function}64 said {error:.6f})")
-    for level, p, bits, first in outcome.level_mismatches[:20]:
-        print(f"  level {level} differs from {levels[0]} at input 0x{p:08x}: 0x{bits:08x} != 0x{first:08x}")
     for p, bits, _ in outcome.wrong[:20]:
         print(f"  WRONG {name}({hex32(p)}) [0x{p:08x}] = 0x{bits:08x}: {ERF_BOUND} ulp or more from {function}")
+    same = _report_levels_and_digest(function, outcome, levels, stride)
+    return not outcome.ok or same is False
+
+
+def _report_levels_and_digest(function, outcome, levels, stride):
+    """Print the level mismatches and the digest, compared with the recorded
+    one; returns True/False (equal or not) or None when none is recorded."""
+    for level, pattern, bits, first in outcome.level_mismatches[:20]:
+        print(f"  level {level} differs from {levels[0]} at input 0x{pattern:08x}: 0x{bits:08x} != 0x{first:08x}")
     label = "SHA-256 of all outputs" if stride == 1 else "SHA-256 of the sample's outputs"
-    print(f"{name}: {label}: {outcome.digest}", flush=True)
+    print(f"{function}32: {label}: {outcome.digest}", flush=True)
     golden = GOLDEN_DIGESTS.get(stride, {}).get(function)
-    failed = not outcome.ok
-    if golden is not None:
-        same = golden == outcome.digest
-        print(f"{name}: {'equals' if same else 'DIFFERS from'} the recorded digest {golden}")
-        failed = failed or not same
-    return failed
+    if golden is None:
+        return None
+    same = golden == outcome.digest
+    print(f"{function}32: {'equals' if same else 'DIFFERS from'} the recorded digest {golden}")
+    return same
 
 
 def _levels(text):
@@ -480,18 +486,12 @@ def main(argv=None):
             x = np.uint32(pattern).view(np.float32)
             print(f"  flagged {function}32({hex32(pattern)}) [0x{pattern:08x}]: "
                   f"2^{np.log2(midpoint_distance(function, x)):.1f} ulp from a midpoint")
-        for level, pattern, bits, first in outcome.level_mismatches[:20]:
-            print(f"  level {level} differs from {levels[0]} at input 0x{pattern:08x}: 0x{bits:08x} != 0x{first:08x}")
         for pattern, bits, correct in outcome.wrong[:20]:
             print(f"  WRONG {function}32({hex32(pattern)}) [0x{pattern:08x}] = 0x{bits:08x}, correctly rounded 0x{correct:08x}")
-        label = "SHA-256 of all outputs" if stride == 1 else "SHA-256 of the sample's outputs"
-        print(f"{function}32: {label}: {outcome.digest}", flush=True)
-        golden = GOLDEN_DIGESTS.get(stride, {}).get(function)
-        if golden is not None:
-            same = golden == outcome.digest
-            print(f"{function}32: {'equals' if same else 'DIFFERS from'} the recorded digest {golden}")
-            failed = failed or not same
-        elif not outcome.reference_used:
+        same = _report_levels_and_digest(function, outcome, levels, stride)
+        if same is False:
+            failed = True
+        elif same is None and not outcome.reference_used:
             print(f"{function}32: UNVERIFIED: no reference and no recorded digest for stride {stride}")
             failed = True
         failed = failed or not outcome.ok
