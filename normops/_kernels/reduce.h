@@ -88,6 +88,16 @@ NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int
     for (int j = 0; j < nt; j++) out[(nv * N##_LANES + j) * out_stride] = tail[j];           \
 }
 
+/* Four independent vector scans over x[i..full4) (the CPU overlaps them);
+ * shared by the float and the integer families. */
+#define NORMOPS_FOUR_SCANS(N, x, i, full4, op, m0, m1, m2, m3)                   \
+    for (; i < full4; i += 4 * N##_LANES) {                                       \
+        m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op);                   \
+        m1 = N##_stepv(m1, *(const N##_unaligned*)(x + i + N##_LANES), op);       \
+        m2 = N##_stepv(m2, *(const N##_unaligned*)(x + i + 2 * N##_LANES), op);   \
+        m3 = N##_stepv(m3, *(const N##_unaligned*)(x + i + 3 * N##_LANES), op);   \
+    }
+
 /* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map */
 #define NORMOPS_DEFINE_REDUCE(T, N, EXP)                                                     \
 NORMOPS_ALWAYS_INLINE T N##_identity(int op) {                                               \
@@ -223,12 +233,7 @@ NORMOPS_ALWAYS_INLINE T N##_row_scan(const T* x, ptrdiff_t n, int op) {         
     m0 = m0 + id;                                                                            \
     m1 = m2 = m3 = m0;  /* four independent scans: the CPU overlaps them */                  \
     ptrdiff_t i = 0, full4 = n - n % (4 * N##_LANES), full = n - n % N##_LANES;              \
-    for (; i < full4; i += 4 * N##_LANES) {                                                  \
-        m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op);                              \
-        m1 = N##_stepv(m1, *(const N##_unaligned*)(x + i + N##_LANES), op);                  \
-        m2 = N##_stepv(m2, *(const N##_unaligned*)(x + i + 2 * N##_LANES), op);              \
-        m3 = N##_stepv(m3, *(const N##_unaligned*)(x + i + 3 * N##_LANES), op);              \
-    }                                                                                        \
+    NORMOPS_FOUR_SCANS(N, x, i, full4, op, m0, m1, m2, m3);                                  \
     for (; i < full; i += N##_LANES) m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op); \
     m0 = N##_stepv(N##_stepv(N##_stepv(m0, m1, op), m2, op), m3, op);                        \
     return N##_row_finish(x, n, i, m0, op);                                                  \
@@ -361,12 +366,7 @@ NORMOPS_ALWAYS_INLINE T N##_row_any(const T* x, ptrdiff_t n, int op) {          
     m0 = m0 + id;                                                                            \
     m1 = m2 = m3 = m0;                                                                       \
     ptrdiff_t i = 0, full4 = n - n % (4 * N##_LANES);                                        \
-    for (; i < full4; i += 4 * N##_LANES) {                                                  \
-        m0 = N##_stepv(m0, *(const N##_unaligned*)(x + i), op);                              \
-        m1 = N##_stepv(m1, *(const N##_unaligned*)(x + i + N##_LANES), op);                  \
-        m2 = N##_stepv(m2, *(const N##_unaligned*)(x + i + 2 * N##_LANES), op);              \
-        m3 = N##_stepv(m3, *(const N##_unaligned*)(x + i + 3 * N##_LANES), op);              \
-    }                                                                                        \
+    NORMOPS_FOUR_SCANS(N, x, i, full4, op, m0, m1, m2, m3);                                  \
     T r = id;                                                                                \
     for (int l = 0; l < N##_LANES; l++) {  /* the lanes' results combine by the op itself */ \
         int c = op == NORMOPS_R_SUM_ABS || op == NORMOPS_R_SUM_SQUARE ? NORMOPS_R_SUM : op;  \
