@@ -250,15 +250,19 @@ def test_onnx_runtime_runs_every_generator_in_float32(key):
 # evidence on the case; anything else is a failure.
 
 
-def test_seeded_subset_agrees_with_onnx_runtime():
-    report = co.run(seed=SEED, per_op=3)
+# A second seed costs about 1.6 s (1266 cases, 1 s of CPU) and doubles the
+# random shapes and values CI sees; seeds 0-6 at 10 cases per operator have no
+# failure (docs/conformance.md), so seed 1 must have none either.
+@pytest.mark.parametrize("seed", [SEED, 1])
+def test_seeded_subset_agrees_with_onnx_runtime(seed):
+    report = co.run(seed=seed, per_op=3)
     assert report.without_generator == []
     compared = [r for r in report.results if r.status in (co.PASS, co.FAIL, co.DOCUMENTED)]
     assert len(compared) > 100
     # Both sides within the bound of the float64 result but not of each other
     # (ill-conditioned data) is the one kind of failure tolerated here.
     unexpected = [f"{r.case.label}\n{r.message}" for r in report.results
-                  if r.status == co.FAIL and r.category != co.NEAR_FLOAT64]
+                  if r.status == co.FAIL and (r.category != co.NEAR_FLOAT64 or seed == 1)]
     assert unexpected == []
     for r in report.results:
         if r.status == co.DOCUMENTED:
@@ -383,16 +387,93 @@ def test_float64_oracle_ignores_nonfinite_elements_that_agree():
     assert (result.status, result.category) == (co.DOCUMENTED, "ORT inaccurate (float64 oracle)"), result.message
 
 
-def test_an_unconfirmed_float64_result_excuses_nothing():
-    # A constant plane of -30000: x - mean = 0, so Y = B exactly (normops);
-    # ONNX Runtime 1.31.1 gives 0 in float16 and float32 alike and has no
-    # float64 InstanceNormalization, so nothing confirms the float64 result:
-    # the disagreement stays a failure, with the reason stated.
+FUSED = "InstanceNormalization/BatchNormalization: ORT's fused affine form cancels"
+MVN_ILL = "MeanVarianceNormalization on ill-conditioned groups"
+
+
+def _minus_30000_plane():
+    # A constant plane of -30000 (seed 1's InstanceNormalization-22 float16
+    # #5 in small): x - mean = 0, so Y = B exactly (normops). ONNX Runtime
+    # 1.31.1 computes x * c + (B - mean * c), c = scale / sqrt(var + eps)
+    # = -0.25 / sqrt(1e-5) ~ -79 in float32, where B - mean * c rounds to
+    # -2.37e6 and the sum to 0.
     x = np.array([[[1.0, -6.5], [-30000.0, -30000.0]]], np.float16)
     scale, bias = np.array([0.5, -0.25], np.float16), np.array([1.0, 0.0758], np.float16)
-    result = _run("InstanceNormalization", x, {}, 22, extra=[scale, bias])
-    assert result.status == co.FAIL, result.message
+    return x, [scale, bias]
+
+
+def test_an_unconfirmed_float64_result_excuses_nothing():
+    # ORT gives 0 in float16 and float32 alike and has no float64
+    # InstanceNormalization, so nothing confirms the float64 result: the
+    # oracle rule does not apply; the fused-form rule, checking its own
+    # evidence, does.
+    x, extra = _minus_30000_plane()
+    result = _run("InstanceNormalization", x, {}, 22, extra=extra)
     assert "ORT in float32 disagrees, so it is no reference" in result.message
+    assert (result.status, result.category) == (co.DOCUMENTED, FUSED), result.message
+
+
+def test_fused_affine_form_is_documented():
+    x, extra = _minus_30000_plane()
+    result = _documented("InstanceNormalization", x, {}, 22, FUSED, extra=extra)
+    assert "the fused form in float32 reproduces ORT to 0;" in result.message
+    # BatchNormalization in training mode on a channel whose two samples
+    # are both -1e15 (seed 4's case): var = 0, Y = B; ORT gives 0.
+    x = np.array([[18.75, -1e15, 3.0], [12.67, -1e15, -4.0]], np.float32)
+    params = [np.array(v, np.float32) for v in ([0.87, -0.16, 1.1], [0.56, 1.02, -0.69],
+                                                [0.0, 0.0, 0.0], [1.0, 1.0, 1.0])]
+    result = _documented("BatchNormalization", x, {"epsilon": 0.1, "training_mode": 1}, 15, FUSED,
+                         extra=params)
+    assert "spec formula in float64: normops " in result.message
+
+
+def test_fused_affine_rule_needs_its_evidence(monkeypatch):
+    x, extra = _minus_30000_plane()
+    # ORT's disagreement not reproduced by the fused form: not excused.
+    real_ort = co.run_ort
+    monkeypatch.setattr(co, "run_ort", lambda case, n: [y * np.asarray(1.01, y.dtype)
+                                                        for y in real_ort(case, n)])
+    result = _run("InstanceNormalization", x, {}, 22, extra=extra)
+    assert result.status == co.FAIL, result.message
+    monkeypatch.setattr(co, "run_ort", real_ort)
+    # A wrong normops is not excused.
+    real = normops.run
+    monkeypatch.setattr(normops, "run", lambda *a, **k: [y * np.asarray(1.01, y.dtype) for y in real(*a, **k)])
+    result = _run("InstanceNormalization", x, {}, 22, extra=extra)
+    assert result.status == co.FAIL, result.message
+
+
+def _mvn_case():
+    # seed 1, MeanVarianceNormalization-9 float32 #0: [3x33x31], axes=[0],
+    # groups of 3 values like -5 +- 0.001 (|mean| / std ~ 4500).
+    gen = co.GENERATORS["", "MeanVarianceNormalization"]
+    return next(c for c in co.make_cases(gen, 1, 1) if (c.version, c.dtype, c.index) == (9, "float32", 0))
+
+
+def test_mean_variance_normalization_ill_conditioned_is_documented():
+    result = co.run_case(_mvn_case())
+    assert (result.status, result.category) == (co.DOCUMENTED, MVN_ILL), result.message
+    kappa = float(re.search(r"kappa = max\|x\| / std of the group is at least ([0-9.e+]+)", result.message).group(1))
+    assert kappa > 500
+    # The measured conditioning is the data's: the same groups spread 1000
+    # times wider agree with ONNX Runtime.
+    case = _mvn_case()
+    x = case.inputs[0].astype(np.float64)
+    mean = x.mean(axis=0, keepdims=True)
+    wide = dataclasses.replace(case, inputs=[(mean + (x - mean) * 1000).astype(np.float32)])
+    assert co.run_case(wide).status == co.PASS
+
+
+def test_mean_variance_normalization_rule_needs_its_evidence(monkeypatch):
+    real = normops.run
+    monkeypatch.setattr(normops, "run", lambda *a, **k: [y + np.float32(1e-3) for y in real(*a, **k)])
+    # Ill-conditioned, but normops beyond the conditioning allowance: not excused.
+    result = co.run_case(_mvn_case())
+    assert result.status == co.FAIL, result.message
+    # Well-conditioned data: not excused.
+    x = np.random.default_rng(5).standard_normal((3, 40)).astype(np.float32)
+    result = _run("MeanVarianceNormalization", x, {"axes": [0]}, 9)
+    assert result.status == co.FAIL, result.message
 
 
 # --------------------------------------------------------------------------
