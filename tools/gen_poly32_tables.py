@@ -130,6 +130,8 @@ def render(spec, pieces):
         f"#define NORMOPS_{N}32_TABLES_H",
         "",
         f"#define NORMOPS_{N}32_DEG {spec.deg}",
+        f"/* the interval width is 2^-WBITS */",
+        f"#define NORMOPS_{N}32_WBITS {int(1 / spec.width).bit_length() - 1}",
     ]
     for name, value, comment in _constants(spec):
         out += [f"/* {comment} */", f"#define NORMOPS_{N}32_{name} {c_float(value)}"]

@@ -3,6 +3,8 @@
 #define NORMOPS_ERF32_TABLES_H
 
 #define NORMOPS_ERF32_DEG 5
+/* the interval width is 2^-WBITS */
+#define NORMOPS_ERF32_WBITS 3
 /* k below this is an interval where B = a (i < 7) */
 #define NORMOPS_ERF32_ZONE 0x1.a000000000000p-1f
 /* k stops here: the last interval runs on to CLAMP */

@@ -112,16 +112,31 @@ NORMOPS_POLY32_DEFINE(tanh, TANH)
     NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_core16(__m512 x) {             \
         const float* c = normops_##name##32_tab;                                   \
         __m512 a = _mm512_range_ps(x, _mm512_set1_ps(NORMOPS_##N##32_CLAMP), 0x0A);  /* min by magnitude, sign cleared */ \
-        __m512 s = _mm512_add_ps(_mm512_min_ps(a, _mm512_set1_ps(NORMOPS_##N##32_KMAX)), \
-                                 _mm512_set1_ps(NORMOPS_##N##32_SHIFT));           \
-        __m512 k = _mm512_sub_ps(s, _mm512_set1_ps(NORMOPS_##N##32_SHIFT));        \
-        __m512 t = _mm512_sub_ps(a, k);                                            \
+        const float shift_ = NORMOPS_##N##32_SHIFT;                                \
+        /* CLAMP rounds to at most KMAX (erf): min(a, KMAX) changes nothing,     \
+         * and t = a - k is one vreduceps (a minus a rounded to nearest even    \
+         * at WBITS fraction bits, exact: the scalar's a - k). Otherwise (tanh) \
+         * the scalar's steps. */                                               \
+        const int clamp_in_last_ = (NORMOPS_##N##32_CLAMP + shift_) - shift_ <= NORMOPS_##N##32_KMAX; \
+        __m512 s, t;                                                               \
+        if (clamp_in_last_) {                                                      \
+            s = _mm512_add_ps(a, _mm512_set1_ps(shift_));                          \
+            t = _mm512_reduce_ps(a, (NORMOPS_##N##32_WBITS << 4) | 0x08);  /* RNE, no precision exception */ \
+        } else {                                                                   \
+            s = _mm512_add_ps(_mm512_min_ps(a, _mm512_set1_ps(NORMOPS_##N##32_KMAX)), _mm512_set1_ps(shift_)); \
+            t = _mm512_sub_ps(a, _mm512_sub_ps(s, _mm512_set1_ps(shift_)));        \
+        }                                                                          \
         __m512i i = _mm512_castps_si512(s);  /* vpermt2ps reads the low 5 bits */  \
         __m512 p = NORMOPS_POLY32_ROW(c, NORMOPS_##N##32_DEG + 1, i);              \
         for (int r = NORMOPS_##N##32_DEG; r >= 1; r--)                             \
             p = _mm512_add_ps(_mm512_mul_ps(p, t), NORMOPS_POLY32_ROW(c, r, i));   \
-        __m512 b = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k, _mm512_set1_ps(NORMOPS_##N##32_ZONE), _CMP_LT_OQ), \
-                                        NORMOPS_POLY32_ROW(c, 0, i), a);           \
+        /* k < ZONE on s = SHIFT + k: zs = RN(SHIFT + ZONE) is the multiple of  \
+         * the width nearest ZONE; below ZONE it is the last zone k, else the   \
+         * first k outside */                                                   \
+        const float zs_ = NORMOPS_##N##32_ZONE + shift_;                           \
+        __mmask16 zone = zs_ - shift_ < NORMOPS_##N##32_ZONE ? _mm512_cmp_ps_mask(s, _mm512_set1_ps(zs_), _CMP_LE_OQ) \
+                                                             : _mm512_cmp_ps_mask(s, _mm512_set1_ps(zs_), _CMP_LT_OQ); \
+        __m512 b = _mm512_mask_blend_ps(zone, NORMOPS_POLY32_ROW(c, 0, i), a);     \
         __m512 y = _mm512_add_ps(b, _mm512_mul_ps(a, p));                          \
         /* y | (x & sign) */                                                       \
         return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(y), _mm512_castps_si512(x), \

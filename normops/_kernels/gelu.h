@@ -61,9 +61,12 @@ NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast
     } else {
         g = normops_erf32_fast16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
     }
-    __m512 y = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), g));
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q), y,
-                                _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+    /* y is NaN exactly when v is NaN or -inf (-inf * 0): every other v gives
+     * a finite or +inf y. So the lanes with v > -inf take the product and
+     * the others the canonical NaN, in one masked multiply. */
+    __mmask16 ok = _mm512_cmp_ps_mask(v, _mm512_castsi512_ps(_mm512_set1_epi32((int)0xFF800000u)), _CMP_GT_OQ);
+    return _mm512_mask_mul_ps(_mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)), ok,
+                              _mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), g));
 }
 
 NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float* b, float* y, ptrdiff_t n, int kind,

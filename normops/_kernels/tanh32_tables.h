@@ -3,6 +3,8 @@
 #define NORMOPS_TANH32_TABLES_H
 
 #define NORMOPS_TANH32_DEG 7
+/* the interval width is 2^-WBITS */
+#define NORMOPS_TANH32_WBITS 2
 /* k below this is an interval where B = a (i < 3) */
 #define NORMOPS_TANH32_ZONE 0x1.4000000000000p-1f
 /* k stops here: the last interval runs on to CLAMP */
