@@ -393,3 +393,28 @@ def test_streaming_stores_do_not_change_bits(op):
                     finally:
                         mod.set_stream_threshold(old)
                         mod.set_serial_threshold(old_serial)
+
+
+@pytest.mark.parametrize("kind", [0, 1])
+def test_fast_short_rows_sixteen_at_a_time_match_row_at_a_time(kind):
+    # the sixteen-row folds of the fast flavour's short rows (AVX-512; the
+    # other levels go row by row either way) against the row-at-a-time code:
+    # group sizes that are not 16, widths up to and past the cut-off,
+    # special values (NaN, +-inf rows, all -inf), 1..8 threads
+    rng = np.random.default_rng(15)
+    for level in isa.available_levels():
+        mod = isa.load(level)
+        for rows, cols in ((1, 1), (15, 7), (16, 16), (17, 64), (33, 100), (70, 127), (40, 128), (20, 129)):
+            x = special_rows(rng, rows, cols, np.float32)
+            x[rows // 2] = -np.inf
+            old = mod.set_softmax_short_rows(False)
+            try:
+                want = np.empty_like(x)
+                mod.softmax_rows(x.reshape(-1), want, rows, cols, kind, True, 1)
+            finally:
+                mod.set_softmax_short_rows(old)
+            assert np.isnan(want[rows // 2]).all()
+            for t in range(1, 9):
+                got = np.empty_like(x)
+                mod.softmax_rows(x.reshape(-1), got, rows, cols, kind, True, t)
+                same_bits(got, want)

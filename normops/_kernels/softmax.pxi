@@ -26,6 +26,8 @@ cdef extern from "softmax_steps.h" nogil:
                                         int stream)
     void normops_stream_fence()
     void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast, int stream)
+    int normops_softmax_fast_short_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
+                                        Py_ssize_t cols, int log_softmax)
 
 # Float32 outputs of at least this many bytes take streaming stores in their
 # last pass (softmax_steps.h, section 3). Off by default: on the machine
@@ -68,6 +70,9 @@ cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nog
 # group holds at most GROUP_ELEMENTS elements, so its rows are still in the
 # L1 cache for the last pass.
 DEF MAX_GROUP_ROWS = 16
+# the fast flavour's short rows take sixteen-row folds (softmax_steps.h,
+# 3b); off only to compare with the row-at-a-time code in tests
+cdef bint SHORT_ROWS_ON = True
 cdef Py_ssize_t GROUP_ELEMENTS = 1024
 
 
@@ -162,6 +167,11 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
         for r in range(first, last):
             hardmax_row(x + r * cols, y + r * cols, cols)
         return
+    if floating is float:
+        # short rows, sixteen at a time where the level has that code
+        if (fast and not stream and SHORT_ROWS_ON
+                and normops_softmax_fast_short_rows(x, y, first, last, cols, kind == KIND_LOG_SOFTMAX)):
+            return
     r = first
     while r < last:
         k = min(g, last - r)
@@ -320,6 +330,15 @@ def divide_float_into(e, float s, out):
     with nogil:
         normops_divide_float_array(<const float*>cnp.PyArray_DATA(<cnp.ndarray>e), s,
                                    <float*>cnp.PyArray_DATA(<cnp.ndarray>out), n)
+
+
+def set_softmax_short_rows(bint on):
+    """Switch the sixteen-row code of the fast flavour's short rows on or
+    off (tests compare the two); returns the previous setting."""
+    global SHORT_ROWS_ON
+    cdef bint old = SHORT_ROWS_ON
+    SHORT_ROWS_ON = on
+    return old
 
 
 def set_softmax_group_elements(Py_ssize_t elements):

@@ -191,6 +191,121 @@ static inline void normops_log_softmax_last_float(const float* x, float m, float
         y[i] = (x[i] - m) - log_s;
 }
 
+/* 3b. Short rows of the fast Softmax and LogSoftmax, sixteen at a time
+ * (cols <= NORMOPS_SHORT_ROW_COLS). One row at a time, each row pays the
+ * latency of two horizontal folds (its maximum, its sum) and a few calls,
+ * about 40 cycles: more than its arithmetic when it is short. Here the
+ * sixteen rows' maxima come out of one transposed fold, then their
+ * exponentials and partial sums row by row (the operations of
+ * normops_exp32_fast_shifted_sum16), then their sums out of one transposed
+ * fold that performs Sum16's additions (lane t + lane t + 8, then t + 4,
+ * then (0 + 2) + (1 + 3)) for every row at once, then the last passes.
+ * Every row gets the bits the row-at-a-time code gives it: the maximum is
+ * exact in any order, and each sum is the same additions.
+ * Returns 0 where the level has no such code (the caller goes row by row). */
+#define NORMOPS_SHORT_ROW_COLS 128
+#if defined(__AVX512F__)
+/* v[r] (r < 16) folded lane-wise by OP into lane r of the result (the four
+ * levels of Sum16's fold, each level for all rows at once) */
+#define NORMOPS_DEFINE_FOLD16(name, OP)                                            \
+    static inline __m512 normops_fold16_##name(const __m512* v) {                  \
+        __m512 w[8], z[4], y[2];                                                   \
+        for (int j = 0; j < 8; j++)  /* lane t + lane t + 8: rows 2j, 2j + 1 */    \
+            w[j] = OP(_mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0x44),          \
+                      _mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0xEE));         \
+        for (int j = 0; j < 4; j++)  /* t + (t + 4): row 4j + q in quarter q */    \
+            z[j] = OP(_mm512_shuffle_f32x4(w[2 * j], w[2 * j + 1], 0x88),          \
+                      _mm512_shuffle_f32x4(w[2 * j], w[2 * j + 1], 0xDD));         \
+        for (int j = 0; j < 2; j++)  /* t + (t + 2) */                             \
+            y[j] = OP(_mm512_shuffle_ps(z[2 * j], z[2 * j + 1], 0x44),             \
+                      _mm512_shuffle_ps(z[2 * j], z[2 * j + 1], 0xEE));            \
+        /* 0 + 1: lane 4q + k holds row q + 4k; back to row order */              \
+        __m512 f = OP(_mm512_shuffle_ps(y[0], y[1], 0x88), _mm512_shuffle_ps(y[0], y[1], 0xDD)); \
+        return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), f); \
+    }
+NORMOPS_DEFINE_FOLD16(add, _mm512_add_ps)
+NORMOPS_DEFINE_FOLD16(max, _mm512_max_ps)
+
+/* rows [first, last) of the rows x cols matrix x into y; log_softmax picks
+ * LogSoftmax (y = (x - m) - log32(s)) over Softmax (y = e * (1 / s)) */
+static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
+                                                  ptrdiff_t cols, int log_softmax) {
+    if (cols > NORMOPS_SHORT_ROW_COLS)
+        return 0;
+    const __m512 none = _mm512_set1_ps(-__builtin_inff());
+    const ptrdiff_t full = cols & ~(ptrdiff_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (cols - full)) - 1);
+    __m512 part[16];
+    float m[16], s[16], t[16];
+    for (ptrdiff_t r0 = first; r0 < last; r0 += 16) {
+        int k = last - r0 < 16 ? (int)(last - r0) : 16;
+        /* the maxima, ignoring NaN (max returns its second operand when
+         * either is NaN); rows past the group's end stay -inf */
+        for (int r = 0; r < 16; r++) {
+            __m512 mx = none;
+            if (r < k) {
+                const float* row = x + (r0 + r) * cols;
+                for (ptrdiff_t j = 0; j < full; j += 16)
+                    mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
+                if (tail)
+                    mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, tail, row + full), mx);
+            }
+            part[r] = mx;
+        }
+        _mm512_storeu_ps(m, normops_fold16_max(part));
+        /* the exponentials and their sixteen partial sums per row; a row
+         * whose maximum is +-inf (+inf in it, or only -inf and NaN) is NaN */
+        for (int r = 0; r < 16; r++) {
+            __m512 acc = _mm512_setzero_ps();
+            if (r < k && m[r] - m[r] == 0.0f) {
+                const float* row = x + (r0 + r) * cols;
+                float* out = y + (r0 + r) * cols;
+                __m512 sh = _mm512_set1_ps(m[r]);
+                for (ptrdiff_t j = 0; j < full; j += 16) {
+                    __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_loadu_ps(row + j), sh));
+                    if (!log_softmax)
+                        _mm512_storeu_ps(out + j, e);
+                    acc = _mm512_add_ps(acc, e);
+                }
+                if (tail) {
+                    __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh));
+                    if (!log_softmax)
+                        _mm512_mask_storeu_ps(out + full, tail, e);
+                    acc = _mm512_mask_add_ps(acc, tail, acc, e);
+                }
+            } else if (r < k) {
+                acc = _mm512_set1_ps(__builtin_nanf(""));
+            }
+            part[r] = acc;
+        }
+        __m512 sums = normops_fold16_add(part);
+        _mm512_storeu_ps(s, sums);
+        if (log_softmax)
+            normops_log32_array(s, t, k);
+        else
+            _mm512_storeu_ps(t, _mm512_div_ps(_mm512_set1_ps(1.0f), sums));
+        for (int r = 0; r < k; r++) {
+            float* out = y + (r0 + r) * cols;
+            if (s[r] != s[r]) {
+                for (ptrdiff_t j = 0; j < cols; j++)
+                    out[j] = __builtin_nanf("");
+            } else if (log_softmax) {
+                normops_log_softmax_last_float(x + (r0 + r) * cols, m[r], t[r], out, cols, 0);
+            } else {
+                normops_scale_float(out, t[r], out, cols, 0);
+            }
+        }
+    }
+    return 1;
+}
+#else
+static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
+                                                  ptrdiff_t cols, int log_softmax) {
+    (void)x; (void)y; (void)first; (void)last; (void)cols; (void)log_softmax;
+    return 0;
+}
+#endif
+
 /* 4. Sigmoid: y = 1 / (1 + exp(-x)), each operation rounded (decisions.md
  * §2), over blocks that stay in the L1 cache; at AVX-512 the fast flavour
  * is one pass of vectors. exp(-x) underflows to 0 for large x (y = 1
