@@ -96,6 +96,34 @@ def test_thread_counts_and_isa_builds_give_the_same_bits(op):
                     assert_same_bits(run(op, x, axes, n_threads=n), want, f"{op} {shape} {level} {n} threads")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_column_spans_chunk_boundaries_and_few_rows(dtype):
+    # The column kernel accumulates up to 16 KiB of neighbouring outputs of
+    # one thread together (reduce.h, NORMOPS_SPAN_BYTES), so a wide row is
+    # cut into several spans, a chunk run may start in the middle of a row,
+    # and 1-3 rows are left after the groups of four. Each output must keep
+    # its own sequential order through all of that.
+    cases = [((7, 9000), [0]),       # 36 tiles, last of 40: spans 16+16+4 (float32), 2 chunks
+             ((3, 40000), [0]),      # 157 tiles in 4 chunks of 42 tiles: runs start mid-span
+             ((2, 5, 4100), [1]),    # outer run; a 4-wide tile alone in the last span
+             ((2, 1, 2100), [1])]    # one row (the extent-1 axis is dropped): identity + x
+    ints = np.dtype(dtype).kind == "i"
+    for shape, axes in cases:
+        if ints:
+            x = RNG.integers(-1000, 1000, size=shape, dtype=dtype)
+            x.ravel()[::7] = np.iinfo(dtype).max  # sums and products wrap
+        else:
+            x = data(shape, dtype)
+            x.ravel()[5::997] = np.nan
+            x[(0,) * (len(shape) - 1)][3] = np.nan  # a NaN first in one sequence
+        for op in OPS:
+            want = ref(op, x, axes)
+            for level in normops._isa.available_levels():
+                with normops._isa.use(level):
+                    for n in (1, 2, 3, 5, 8):
+                        assert_same_bits(run(op, x, axes, n_threads=n), want, f"{op} {shape} {level} {n}")
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_special_values_on_every_build_and_thread_count(dtype):
     # sparse NaN, +-inf and -0 (a NaN first in some sequences), both layouts
