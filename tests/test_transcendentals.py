@@ -206,6 +206,40 @@ def test_every_level_and_the_scalar_loop_agree(function):
             assert np.array_equal(results[level], first), level
 
 
+@pytest.mark.skipif("avx512" not in LEVELS, reason="no AVX-512 build on this CPU")
+def test_avx512_quick_path_equals_the_scalar_exp32():
+    # the AVX-512 array loop (explicit 16-lane quick path, masked tails, the
+    # careful fallback of a block with a hard element) against the
+    # one-element-at-a-time careful path
+    module = isa.load("avx512")
+    rng = np.random.default_rng(40)
+    hard = f32(HARD["exp"])
+    sample = np.concatenate([random_patterns(1 << 20, seed=41).view(np.float32),
+                             rng.uniform(-110, 95, 1 << 18).astype(np.float32),
+                             np.float32([np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72284, -87.33655, -103.97209]),
+                             hard])
+    rng.shuffle(sample)
+    vector = run32(module, "exp", sample)
+    assert np.array_equal(vector, run32(module, "exp", sample, scalar=True))
+    is_hard = np.isin(sample.view(np.uint32), hard.view(np.uint32))
+    assert np.array_equal(vector[is_hard], correct("exp", sample[is_hard]))
+    for length in range(41):
+        for start in (0, 3, 16 * 1000 + 128):  # block tails at several offsets of the buffer
+            x = sample[start:start + length].copy()
+            if length:
+                x[rng.integers(0, length)] = hard[length % hard.size]  # a hard element in the tail
+            want = run32(module, "exp", x, scalar=True)
+            assert np.array_equal(run32(module, "exp", x), want), (length, start)
+            inplace = x.copy()
+            module.exp32_into(inplace, inplace, 1, False)
+            assert np.array_equal(inplace.view(np.uint32), want), (length, start)
+    # lengths around the 128-element blocks, the hard element in the last one
+    for length in (127, 128, 129, 255, 256, 257, 300):
+        x = sample[:length].copy()
+        x[-1] = hard[0]
+        assert np.array_equal(run32(module, "exp", x), run32(module, "exp", x, scalar=True)), length
+
+
 @pytest.mark.parametrize("function", ("exp64", "log64"))
 def test_float64_levels_agree(function):
     rng = np.random.default_rng(9)

@@ -424,30 +424,95 @@ NORMOPS_VECTOR_MAP(exp32_exact_array, exp32, float)
 NORMOPS_SCALAR_MAP(exp32, float)
 #define NORMOPS_QUICK_BLOCK 128
 
+#if defined(__AVX512F__)
+/* normops_exp32_quick on 8 doubles (z, the clamped input widened): y, and
+ * in *near the lanes within the tolerance of a rounding boundary. The same
+ * operations in the same order as the scalar function (separate mul and
+ * add: no FMA), so the same bits. */
+NORMOPS_ALWAYS_INLINE __m512d normops_exp32_quick8(__m512d z, __mmask8* near) {
+    const __m512d shift = _mm512_set1_pd(NORMOPS_SHIFT64);
+    __m512d t = _mm512_add_pd(_mm512_mul_pd(z, _mm512_set1_pd(NORMOPS_EXPQ_INVL)), shift);
+    __m512d kd = _mm512_sub_pd(t, shift);
+    __m512i k = _mm512_sub_epi64(_mm512_castpd_si512(t), _mm512_castpd_si512(shift));
+    __m512d r = _mm512_sub_pd(z, _mm512_mul_pd(kd, _mm512_set1_pd(NORMOPS_EXPQ_L)));
+    __m512d q = _mm512_add_pd(_mm512_set1_pd(NORMOPS_EXP_C2), _mm512_mul_pd(r, _mm512_set1_pd(NORMOPS_EXP_C3)));
+    __m512d p = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), q));
+    __m512i j = _mm512_and_si512(k, _mm512_set1_epi64(255));
+    __m512i tj = _mm512_castpd_si512(_mm512_i64gather_pd(j, normops_expq_table, 8));
+    __m512d th = _mm512_castsi512_pd(_mm512_add_epi64(tj, _mm512_slli_epi64(_mm512_sub_epi64(k, j), 44)));
+    __m512d y = _mm512_add_pd(th, _mm512_mul_pd(th, p));
+    __m512i below = _mm512_and_si512(_mm512_castpd_si512(y), _mm512_set1_epi64(0x1FFFFFFF));
+    below = _mm512_sub_epi64(below, _mm512_set1_epi64(0x10000000 - NORMOPS_EXPQ_TOLERANCE));
+    *near = _mm512_cmplt_epu64_mask(below, _mm512_set1_epi64(2 * NORMOPS_EXPQ_TOLERANCE));
+    return y;
+}
+
+/* normops_exp32_quick on 16 lanes; the hard lanes or-ed into *hard */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 x, __mmask16* hard) {
+    __m512 c = _mm512_min_ps(x, _mm512_set1_ps(89.0f));      /* x < 89 ? x : 89 */
+    c = _mm512_max_ps(c, _mm512_set1_ps(-104.0f));           /* c > -104 ? c : -104 */
+    __mmask16 subnormal = _mm512_cmp_ps_mask(c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ)
+                          & _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_GT_OQ);
+    __mmask8 near_lo, near_hi;
+    __m512d y_lo = normops_exp32_quick8(_mm512_cvtps_pd(_mm512_castps512_ps256(c)), &near_lo);
+    __m512d y_hi = normops_exp32_quick8(
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c), 1))), &near_hi);
+    *hard |= (__mmask16)(near_lo | ((unsigned)near_hi << 8)) | subnormal;
+    __m512 out = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(y_lo)), _mm512_cvtpd_ps(y_hi), 1);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_blend_ps(nan, out, _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+}
+
+/* d[i] = x[i] - shift (kept for the careful path) and y[i] = quick
+ * exp32(d[i]), n <= NORMOPS_QUICK_BLOCK; nonzero if any element was hard
+ * (y may be x: each element is read before it is written).
+ * In explicit 16-lane vectors (gcc's vectorisation of the plain loop below
+ * gives the same bits, more slowly); the tail through a masked load (zeros,
+ * never hard) and store. */
+static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y, ptrdiff_t n) {
+    __m512 s = _mm512_set1_ps(shift);
+    __mmask16 hard = 0;
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
+        _mm512_storeu_ps(d + i, v);
+        _mm512_storeu_ps(y + i, normops_exp32_quick16(v, &hard));
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __mmask16 h = 0;
+        __m512 v = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
+        _mm512_mask_storeu_ps(d + i, m, v);
+        _mm512_mask_storeu_ps(y + i, m, normops_exp32_quick16(v, &h));
+        hard |= h & m;
+    }
+    return hard != 0;
+}
+#else
 NORMOPS_NO_PRE NORMOPS_GATHER_TUNE
-static uint32_t normops_exp32_quick_block(const float* x, float* y, ptrdiff_t n) {
+static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y, ptrdiff_t n) {
     uint32_t hard = 0;
     NORMOPS_IVDEP
     for (ptrdiff_t i = 0; i < n; i++) {
         uint32_t h;
-        y[i] = normops_exp32_quick(x[i], &h);
+        d[i] = x[i] - shift;
+        y[i] = normops_exp32_quick(d[i], &h);
         hard |= h;
     }
     return hard;
 }
+#endif
 
 /* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the
- * Softmax step); y may be x. */
+ * Softmax step); y may be x. The quick path writes y directly: the
+ * careful one, when needed, starts again from the differences in d, so
+ * overwriting x (y = x) loses nothing. */
 static void normops_exp32_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
-    float d[NORMOPS_QUICK_BLOCK], e[NORMOPS_QUICK_BLOCK];
+    float d[NORMOPS_QUICK_BLOCK];
     for (ptrdiff_t b = 0; b < n; b += NORMOPS_QUICK_BLOCK) {
         ptrdiff_t len = n - b < NORMOPS_QUICK_BLOCK ? n - b : NORMOPS_QUICK_BLOCK;
-        for (ptrdiff_t i = 0; i < len; i++)
-            d[i] = x[b + i] - shift;
-        if (normops_exp32_quick_block(d, e, len))
+        if (normops_exp32_quick_block(x + b, shift, d, y + b, len))
             normops_exp32_exact_array(d, y + b, len);
-        else
-            memcpy(y + b, e, (size_t)len * sizeof(float));
     }
 }
 
