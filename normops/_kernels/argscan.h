@@ -1,4 +1,4 @@
-/* ArgMax / ArgMin of one contiguous sequence on native vectors.
+/* ArgMax / ArgMin of contiguous sequences (and of column tiles) on native vectors.
  *
  * The rule (seed spec, "ArgMax, ArgMin") is a sequential scan: a later
  * element wins when strictly better, or better-or-equal with
