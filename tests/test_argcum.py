@@ -311,6 +311,28 @@ def _special_lines(x, axis):
     return np.ascontiguousarray(np.moveaxis(lines.reshape(moved.shape), -1, axis))
 
 
+def _check_axis1(x, levels, threads, literal):
+    """ArgMax and ArgMin over axis 1 of x, with and without
+    select_last_index: the specification's bits on the given ISA levels and
+    thread counts; with literal, the specification against the literal scan
+    of every line; for floats, NumPy's rule against NumPy."""
+    n = x.shape[1]
+    for op in ARG_OPS:
+        for last in (0, 1):
+            attrs = {"axis": 1, "keepdims": 0, "select_last_index": last}
+            want = normops.reference.run(op, [x], attrs)[0]
+            if literal:
+                lines = np.moveaxis(x, 1, -1).reshape(-1, n)
+                assert want.ravel().tolist() == [scan(r, op == "ArgMin", last) for r in lines]
+            for level in levels:
+                with isa.use(level):
+                    for t in threads:
+                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+    if x.dtype.kind == "f":
+        for ours, theirs in ((normops.argmax, np.argmax), (normops.argmin, np.argmin)):
+            assert ours(x, axis=1).tolist() == theirs(x, axis=1).tolist(), x.shape
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint64, np.int16], ids=str)
 def test_column_tiles_every_width(dtype):
     """The column layout's vector strips: widths around each vector size
@@ -326,22 +348,9 @@ def test_column_tiles_every_width(dtype):
             x = data(rng, (2, n, inner), dtype, specials=dtype.kind == "f")
             if dtype.kind == "f":
                 x = _special_lines(x, 1)
-            for op in ARG_OPS:
-                for last in (0, 1):
-                    attrs = {"axis": 1, "keepdims": 0, "select_last_index": last}
-                    want = normops.reference.run(op, [x], attrs)[0]
-                    if inner in (9, 65):
-                        lines = np.moveaxis(x, 1, -1).reshape(-1, n)
-                        assert want.ravel().tolist() == [scan(r, op == "ArgMin", last) for r in lines]
-                    levels = isa.available_levels() if inner in (4, 8, 17, 65, 515) or n == 38 \
-                        else [isa.current_level()]
-                    for level in levels:
-                        with isa.use(level):
-                            for t in (1, 3):
-                                same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
-            if dtype.kind == "f":
-                for ours, theirs in ((normops.argmax, np.argmax), (normops.argmin, np.argmin)):
-                    assert ours(x, axis=1).tolist() == theirs(x, axis=1).tolist(), (n, inner)
+            levels = isa.available_levels() if inner in (4, 8, 17, 65, 515) or n == 38 \
+                else [isa.current_level()]
+            _check_axis1(x, levels, (1, 3), literal=inner in (9, 65))
 
 
 @pytest.mark.parametrize("count", [1, 3, 4, 5, 8, 11])
@@ -355,18 +364,7 @@ def test_rows_four_side_by_side(count):
             x = data(rng, (count, n), dtype, specials=False)
             if dtype.kind == "f":
                 x = _special_lines(x, 1)
-            for op in ARG_OPS:
-                for last in (0, 1):
-                    attrs = {"axis": 1, "keepdims": 0, "select_last_index": last}
-                    want = normops.reference.run(op, [x], attrs)[0]
-                    assert want.tolist() == [scan(r, op == "ArgMin", last) for r in x]
-                    for level in isa.available_levels():
-                        with isa.use(level):
-                            for t in (1, 2):
-                                same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
-            if dtype.kind == "f":
-                assert normops.argmax(x, axis=1).tolist() == np.argmax(x, axis=1).tolist()
-                assert normops.argmin(x, axis=1).tolist() == np.argmin(x, axis=1).tolist()
+            _check_axis1(x, isa.available_levels(), (1, 2), literal=True)
 
 
 @pytest.mark.parametrize("dtype,inner", [(np.float32, 8), (np.float64, 5), (np.float32, 21)], ids=str)
