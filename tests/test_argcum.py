@@ -282,6 +282,122 @@ def test_arg_threads_and_isa_levels(shape, axis):
             same_everywhere(op, [x], {"axis": axis, "select_last_index": 1})
 
 
+def _special_lines(x, axis):
+    """Overwrite lines of a float array along ``axis`` with the cases the
+    vector scans must get right: line k (counted over the other axes) gets
+    pattern k % 9: NaN first, NaN in the middle, NaN last, all NaN, -inf and
+    NaN only, +inf repeated, -0/+0 ties, one value repeated, untouched."""
+    lines = np.moveaxis(x, axis, -1).reshape(-1, x.shape[axis]).copy()
+    n = lines.shape[1]
+    for k, line in enumerate(lines):
+        kind = k % 9
+        if kind == 0:
+            line[0] = np.nan
+        elif kind == 1:
+            line[n // 2] = np.nan
+        elif kind == 2:
+            line[-1] = np.nan
+        elif kind == 3:
+            line[:] = np.nan
+        elif kind == 4:
+            line[:] = np.where(np.arange(n) % 3 == 1, np.nan, -np.inf)
+        elif kind == 5:
+            line[::2] = np.inf
+        elif kind == 6:
+            line[:] = np.where(np.arange(n) % 2 == 0, -0.0, 0.0)
+        elif kind == 7:
+            line[:] = 2.5
+    moved = np.moveaxis(x, axis, -1)
+    return np.ascontiguousarray(np.moveaxis(lines.reshape(moved.shape), -1, axis))
+
+
+def _check_axis1(x, levels, threads, literal):
+    """ArgMax and ArgMin over axis 1 of x, with and without
+    select_last_index: the specification's bits on the given ISA levels and
+    thread counts; with literal, the specification against the literal scan
+    of every line; for floats, NumPy's rule against NumPy."""
+    n = x.shape[1]
+    for op in ARG_OPS:
+        for last in (0, 1):
+            attrs = {"axis": 1, "keepdims": 0, "select_last_index": last}
+            want = normops.reference.run(op, [x], attrs)[0]
+            if literal:
+                lines = np.moveaxis(x, 1, -1).reshape(-1, n)
+                assert want.ravel().tolist() == [scan(r, op == "ArgMin", last) for r in lines]
+            for level in levels:
+                with isa.use(level):
+                    for t in threads:
+                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+    if x.dtype.kind == "f":
+        for ours, theirs in ((normops.argmax, np.argmax), (normops.argmin, np.argmin)):
+            assert ours(x, axis=1).tolist() == theirs(x, axis=1).tolist(), x.shape
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint64, np.int16], ids=str)
+def test_column_tiles_every_width(dtype):
+    """The column layout's vector strips: widths around each vector size
+    (wide strips, narrow strips with row phases, the overlapping last strip,
+    tiles too narrow for a vector, several tiles), few and many rows, with
+    the special lines of _special_lines; against the specification on every
+    ISA level and thread count, against the literal scan, and NumPy's rule
+    against NumPy."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng([21, dtype.itemsize, dtype.kind == "f"])
+    for n in (1, 2, 3, 4, 5, 9, 38):
+        for inner in (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 129, 515, 1030):
+            x = data(rng, (2, n, inner), dtype, specials=dtype.kind == "f")
+            if dtype.kind == "f":
+                x = _special_lines(x, 1)
+            levels = isa.available_levels() if inner in (4, 8, 17, 65, 515) or n == 38 \
+                else [isa.current_level()]
+            _check_axis1(x, levels, (1, 3), literal=inner in (9, 65))
+
+
+@pytest.mark.parametrize("count", [1, 3, 4, 5, 8, 11])
+def test_rows_four_side_by_side(count):
+    """Rows are scanned four at a time: the special lines land in every slot
+    of a group of four and in the rows left over, for row lengths around
+    the vector and group sizes; every ISA level and thread count."""
+    rng = np.random.default_rng(count)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int8)):
+        for n in (1, 3, 16, 17, 64, 100, 4097):
+            x = data(rng, (count, n), dtype, specials=False)
+            if dtype.kind == "f":
+                x = _special_lines(x, 1)
+            _check_axis1(x, isa.available_levels(), (1, 2), literal=True)
+
+
+@pytest.mark.parametrize("dtype,inner", [(np.float32, 8), (np.float64, 5), (np.float32, 21)], ids=str)
+def test_long_columns_narrow_strips(dtype, inner):
+    """Long columns (blocks of 2^16 rows) in tiles narrower than one native
+    vector, or a little wider: narrow strips with row phases; NaN and ties
+    placed in different blocks and phases."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng([inner, dtype.itemsize])
+    n = (1 << 20) + 3
+    x = data(rng, (n, inner), dtype, specials=False)
+    x[rng.integers(0, n, 200), rng.integers(0, inner, 200)] = np.nan
+    x[0, 0] = np.nan                                   # column 0: a NaN first wins
+    x[[9, 70_001, 700_002, n - 1], 1] = np.inf         # column 1: ties in different blocks and phases
+    x[:, 2] = np.nan                                   # column 2: NaN only
+    x[1 << 16, 3] = np.nan                             # column 3: a NaN leading block 1,
+    x[(1 << 16) + 6, 3] = np.inf                       # the winner just after it
+    x[:, 4] = np.where(np.arange(n) % 2 == 0, -0.0, 0.0)   # column 4: zeros of both signs
+    for op in ARG_OPS:
+        for last in (0, 1):
+            attrs = {"axis": 0, "keepdims": 0, "select_last_index": last}
+            want = normops.reference.run(op, [x], attrs)[0]
+            if op == "ArgMax":
+                assert want[:5].tolist() == [0, n - 1 if last else 9, 0, (1 << 16) + 6, n - 1 if last else 0]
+            for level in isa.available_levels():
+                with isa.use(level):
+                    for t in (1, 2, 3):
+                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+    for t in (1, 2):
+        assert normops.argmax(x, axis=0, n_threads=t).tolist() == np.argmax(x, axis=0).tolist()
+        assert normops.argmin(x, axis=0, n_threads=t).tolist() == np.argmin(x, axis=0).tolist()
+
+
 # ------------------------------------------------------------------ CumSum
 
 def cum_check(x, axis, exclusive=0, reverse=0, opset=14, **kw):

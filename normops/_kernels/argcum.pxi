@@ -24,6 +24,22 @@ cdef extern from "argscan.h" nogil:
     Py_ssize_t normops_argscan_u16(const uint16_t*, Py_ssize_t, int, int, int, uint16_t*, int*)
     Py_ssize_t normops_argscan_u32(const uint32_t*, Py_ssize_t, int, int, int, uint32_t*, int*)
     Py_ssize_t normops_argscan_u64(const uint64_t*, Py_ssize_t, int, int, int, uint64_t*, int*)
+    void normops_argscan4_f32(const float*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, float*, int*)
+    void normops_argscan4_f64(const double*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, double*, int*)
+    void normops_argscan4_i8(const int8_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, int8_t*, int*)
+    void normops_argscan4_i16(const int16_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, int16_t*, int*)
+    void normops_argscan4_i32(const int32_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, int32_t*, int*)
+    void normops_argscan4_i64(const int64_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, int64_t*, int*)
+    void normops_argscan4_u8(const uint8_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, uint8_t*, int*)
+    void normops_argscan4_u16(const uint16_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, uint16_t*, int*)
+    void normops_argscan4_u32(const uint32_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, uint32_t*, int*)
+    void normops_argscan4_u64(const uint64_t*, Py_ssize_t, Py_ssize_t, int, int, int, Py_ssize_t*, uint64_t*, int*)
+    void normops_argtile_f32(const float*, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, float*, int32_t*)
+    void normops_argtile_f64(const double*, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, double*, int64_t*)
+    void normops_argtile_i32(const int32_t*, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, int32_t*, int32_t*)
+    void normops_argtile_i64(const int64_t*, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, int64_t*, int64_t*)
+    void normops_argtile_u32(const uint32_t*, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, uint32_t*, int32_t*)
+    void normops_argtile_u64(const uint64_t*, Py_ssize_t, Py_ssize_t, Py_ssize_t, int, int, int, int, uint64_t*, int64_t*)
 
 ctypedef fused argT:
     float
@@ -112,6 +128,51 @@ cdef inline Py_ssize_t argscan(const argT* x, Py_ssize_t n, bint is_min, bint la
         return normops_argscan_u64(x, n, is_min, last, find_nan, value, found_nan)
 
 
+cdef inline void argscan4(const argT* x, Py_ssize_t stride, Py_ssize_t n, bint is_min, bint last,
+                          bint find_nan, Py_ssize_t* index, argT* value, int* found_nan) noexcept nogil:
+    """argscan of the four sequences x + q * stride (q < 4, n >= 1 terms each)
+    side by side, into index[q], value[q], found_nan[q]."""
+    if argT is float:
+        normops_argscan4_f32(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is double:
+        normops_argscan4_f64(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is int8_t:
+        normops_argscan4_i8(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is int16_t:
+        normops_argscan4_i16(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is int32_t:
+        normops_argscan4_i32(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is int64_t:
+        normops_argscan4_i64(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is uint8_t:
+        normops_argscan4_u8(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is uint16_t:
+        normops_argscan4_u16(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    elif argT is uint32_t:
+        normops_argscan4_u32(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+    else:
+        normops_argscan4_u64(x, stride, n, is_min, last, find_nan, index, value, found_nan)
+
+
+cdef inline void arg_rows(const argT* x, int64_t* out, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t n,
+                          bint is_min, bint last, bint find_nan) noexcept nogil:
+    """out[r] for the contiguous rows r0 <= r < r1 of n >= 1 terms: four rows
+    side by side (one memory stream each), the rest one by one. A row that
+    starts with NaN gives 0 (nothing compares better than NaN)."""
+    cdef Py_ssize_t index[4]
+    cdef argT value[4]
+    cdef int found[4]
+    cdef Py_ssize_t r = r0, q
+    while r + 4 <= r1:
+        argscan4(x + r * n, n, n, is_min, last, find_nan, &index[0], &value[0], &found[0])
+        for q in range(4):
+            out[r + q] = 0 if is_nan(x[(r + q) * n]) else index[q]
+        r += 4
+    while r < r1:
+        out[r] = arg_sequence(x + r * n, n, is_min, last, find_nan)
+        r += 1
+
+
 cdef inline int64_t arg_sequence(const argT* x, Py_ssize_t n, bint is_min, bint last,
                                  bint find_nan) noexcept nogil:
     """The index the scan gives for one contiguous sequence: 0 when it is
@@ -123,6 +184,21 @@ cdef inline int64_t arg_sequence(const argT* x, Py_ssize_t n, bint is_min, bint 
     return argscan(x, n, is_min, last, find_nan, &value, &found_nan)
 
 
+cdef inline void arg_blocks(const argT* x, Py_ssize_t n, Py_ssize_t u, bint is_min, bint last,
+                            bint find_nan, argT* values, Py_ssize_t* index, int* nans) noexcept nogil:
+    """Blocks 4u .. 4u + 3 of a long sequence (those that exist): four whole
+    blocks side by side, else one by one (the last block may be shorter)."""
+    cdef Py_ssize_t b = 4 * u, e = min(4 * u + 4, (n + LONG_BLOCK - 1) // LONG_BLOCK)
+    if e - b == 4 and e * LONG_BLOCK <= n:
+        argscan4(x + b * LONG_BLOCK, LONG_BLOCK, LONG_BLOCK, is_min, last, find_nan,
+                 &index[b], &values[b], &nans[b])
+        return
+    while b < e:
+        index[b] = argscan(x + b * LONG_BLOCK, min(LONG_BLOCK, n - b * LONG_BLOCK),
+                           is_min, last, find_nan, &values[b], &nans[b])
+        b += 1
+
+
 cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint find_nan,
                       int n_threads, argT* values, Py_ssize_t* index, int* nans) noexcept nogil:
     """A sequence of at least LONG_SEQUENCE terms: blocks of LONG_BLOCK
@@ -130,18 +206,17 @@ cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint 
     earliest winner, which is the single scan's result. The scratch arrays
     hold one entry per block."""
     cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK, b, best_b = -1
-    cdef int threads = threads_for(n_threads, blocks, n)
+    cdef Py_ssize_t quads = (blocks + 3) // 4
+    cdef int threads = threads_for(n_threads, quads, n)
     cdef argT best
     if is_nan(x[0]):
         return 0
     if threads <= 1:
-        for b in range(blocks):
-            index[b] = argscan(x + b * LONG_BLOCK, min(LONG_BLOCK, n - b * LONG_BLOCK),
-                               is_min, last, find_nan, &values[b], &nans[b])
+        for b in range(quads):
+            arg_blocks(x, n, b, is_min, last, find_nan, values, index, nans)
     else:
-        for b in prange(blocks, schedule="static", num_threads=threads):
-            index[b] = argscan(x + b * LONG_BLOCK, min(LONG_BLOCK, n - b * LONG_BLOCK),
-                               is_min, last, find_nan, &values[b], &nans[b])
+        for b in prange(quads, schedule="static", num_threads=threads):
+            arg_blocks(x, n, b, is_min, last, find_nan, values, index, nans)
     for b in range(blocks):
         if nans[b]:  # find_nan only: no NaN in the blocks before
             return b * LONG_BLOCK + index[b]
@@ -159,6 +234,43 @@ ctypedef fused indexT:
     int64_t
 
 
+cdef inline bint arg_tile_vector(const argT* x, indexT* index, argT* best, Py_ssize_t n,
+                                 Py_ssize_t inner, Py_ssize_t w, bint is_min, bint last,
+                                 bint find_nan, bint skip_nan) noexcept nogil:
+    """arg_tile_scan on vectors (argscan.h's normops_argtile) when argT has 4
+    or 8 bytes and its index lanes (of the same width) hold n - 1: the
+    indices are counted there and copied to index. False (nothing done)
+    otherwise: 8- and 16-bit types and 4-byte sequences of 2^31 terms or more
+    take the scalar loop."""
+    cdef int32_t i32[COLUMN_TILE]
+    cdef int64_t i64[COLUMN_TILE]
+    cdef Py_ssize_t j
+    if argT is float or argT is int32_t or argT is uint32_t:
+        if n > 2147483647:
+            return False
+        if argT is float:
+            normops_argtile_f32(x, n, inner, w, is_min, last, find_nan, skip_nan, best, &i32[0])
+        elif argT is int32_t:
+            normops_argtile_i32(x, n, inner, w, is_min, last, find_nan, skip_nan, best, &i32[0])
+        else:
+            normops_argtile_u32(x, n, inner, w, is_min, last, find_nan, skip_nan, best, &i32[0])
+        for j in range(w):
+            index[j] = <indexT>i32[j]
+        return True
+    elif argT is double or argT is int64_t or argT is uint64_t:
+        if argT is double:
+            normops_argtile_f64(x, n, inner, w, is_min, last, find_nan, skip_nan, best, &i64[0])
+        elif argT is int64_t:
+            normops_argtile_i64(x, n, inner, w, is_min, last, find_nan, skip_nan, best, &i64[0])
+        else:
+            normops_argtile_u64(x, n, inner, w, is_min, last, find_nan, skip_nan, best, &i64[0])
+        for j in range(w):
+            index[j] = <indexT>i64[j]
+        return True
+    else:
+        return False
+
+
 cdef inline void arg_tile_scan(const argT* x, indexT* index, argT* best, Py_ssize_t n,
                                Py_ssize_t inner, Py_ssize_t w, bint is_min, bint last,
                                bint find_nan, bint skip_nan) noexcept nogil:
@@ -171,6 +283,8 @@ cdef inline void arg_tile_scan(const argT* x, indexT* index, argT* best, Py_ssiz
     cdef Py_ssize_t i, j
     cdef bint take
     cdef const argT* row
+    if arg_tile_vector(x, index, best, n, inner, w, is_min, last, find_nan, skip_nan):
+        return
     for j in range(w):
         best[j] = x[j]
         index[j] = 0
@@ -278,12 +392,10 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
         chunks = (outer + per_chunk - 1) // per_chunk
         threads = threads_for(n_threads, chunks, outer * n)
         if threads <= 1:
-            for r in range(outer):
-                out[r] = arg_sequence(x + r * n, n, is_min, last, find_nan)
+            arg_rows(x, out, 0, outer, n, is_min, last, find_nan)
         else:
             for c in prange(chunks, schedule="static", num_threads=threads):
-                for r in range(c * per_chunk, min((c + 1) * per_chunk, outer)):
-                    out[r] = arg_sequence(x + r * n, n, is_min, last, find_nan)
+                arg_rows(x, out, c * per_chunk, min((c + 1) * per_chunk, outer), n, is_min, last, find_nan)
         return
     tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     units = outer * tiles
