@@ -72,6 +72,17 @@ NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast
 NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float* b, float* y, ptrdiff_t n, int kind,
                                                      int fast) {
     ptrdiff_t i = 0;
+    /* a masked head up to y's 64-byte boundary: the full vectors then store
+     * whole cache lines (and read them too when x has y's misalignment, as
+     * two NumPy arrays usually do); split lines cost about 6% here */
+    ptrdiff_t head = ((uintptr_t)y & 3u) ? 0 : (ptrdiff_t)(((0u - (uintptr_t)y) & 63u) / sizeof(float));
+    if (head && n >= head + 16) {
+        __mmask16 m = (__mmask16)((1u << head) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x);
+        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b));
+        _mm512_mask_storeu_ps(y, m, normops_gelu_f32_vec16(v, kind, fast));
+        i = head;
+    }
     for (; i + 16 <= n; i += 16) {
         /* compute-bound: fetch ahead so the reads hide behind it (as Sigmoid) */
         __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
