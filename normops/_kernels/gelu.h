@@ -69,6 +69,14 @@ NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast
                               _mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), g));
 }
 
+/* the lanes of m only (a head or a tail) */
+NORMOPS_ALWAYS_INLINE void normops_gelu_f32_masked(const float* x, const float* b, float* y, __mmask16 m, int kind,
+                                                    int fast) {
+    __m512 v = _mm512_maskz_loadu_ps(m, x);
+    if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b));
+    _mm512_mask_storeu_ps(y, m, normops_gelu_f32_vec16(v, kind, fast));
+}
+
 NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float* b, float* y, ptrdiff_t n, int kind,
                                                      int fast) {
     ptrdiff_t i = 0;
@@ -77,10 +85,7 @@ NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float*
      * two NumPy arrays usually do); split lines cost about 6% here */
     ptrdiff_t head = ((uintptr_t)y & 3u) ? 0 : (ptrdiff_t)(((0u - (uintptr_t)y) & 63u) / sizeof(float));
     if (head && n >= head + 16) {
-        __mmask16 m = (__mmask16)((1u << head) - 1);
-        __m512 v = _mm512_maskz_loadu_ps(m, x);
-        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b));
-        _mm512_mask_storeu_ps(y, m, normops_gelu_f32_vec16(v, kind, fast));
+        normops_gelu_f32_masked(x, b, y, (__mmask16)((1u << head) - 1), kind, fast);
         i = head;
     }
     for (; i + 16 <= n; i += 16) {
@@ -90,12 +95,8 @@ NORMOPS_ALWAYS_INLINE void normops_gelu_f32_vec_map(const float* x, const float*
         if (b) v = _mm512_add_ps(v, _mm512_loadu_ps(b + i));
         _mm512_storeu_ps(y + i, normops_gelu_f32_vec16(v, kind, fast));
     }
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b + i));
-        _mm512_mask_storeu_ps(y + i, m, normops_gelu_f32_vec16(v, kind, fast));
-    }
+    if (i < n)
+        normops_gelu_f32_masked(x + i, b ? b + i : NULL, y + i, (__mmask16)((1u << (n - i)) - 1), kind, fast);
 }
 /* At AVX-512 the exact erf32 (0.45 ns per Gelu element) is cheaper than the
  * fast erf (0.50): the fast flavour uses it too, so its erf Gelu equals exact. */
