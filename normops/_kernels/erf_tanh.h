@@ -107,40 +107,52 @@ NORMOPS_POLY32_DEFINE(tanh, TANH)
  * table row held in two registers and picked by vpermt2ps (no gathers).
  * vrangeps gives min(|x|, CLAMP) in one instruction (a NaN stays NaN here).
  * The core leaves a NaN input as some NaN: Gelu canonicalises its own NaN
- * results. */
+ * results.
+ *
+ * half = 1 (a compile-time constant) gives f(2x) / 2 from x: the same
+ * operations with every value halved. CLAMP, KMAX and SHIFT are halved,
+ * the interval width is halved (one more WBITS), H is halved and p_j times
+ * 2^j (P is a polynomial in t = 2t'). Halving commutes with rounding away
+ * from underflow, so every step is exactly half the unhalved one, and the
+ * result exactly f32(2x) / 2 except where it is below about 2^-100. Gelu
+ * uses it to drop its own 0.5 * v (docs/exactness.md, "Gelu"). */
 #define NORMOPS_POLY32_DEFINE16(name, N)                                           \
-    NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_core16(__m512 x) {             \
+    NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_scaled16(__m512 x, const int half) { \
         const float* c = normops_##name##32_tab;                                   \
-        __m512 a = _mm512_range_ps(x, _mm512_set1_ps(NORMOPS_##N##32_CLAMP), 0x0A);  /* min by magnitude, sign cleared */ \
-        const float shift_ = NORMOPS_##N##32_SHIFT;                                \
+        const float h_ = half ? 0.5f : 1.0f;                                       \
+        __m512 a = _mm512_range_ps(x, _mm512_set1_ps(NORMOPS_##N##32_CLAMP * h_), 0x0A);  /* min by magnitude, sign cleared */ \
+        const float shift_ = NORMOPS_##N##32_SHIFT * h_;                           \
         /* CLAMP rounds to at most KMAX (erf): min(a, KMAX) changes nothing,     \
          * and t = a - k is one vreduceps (a minus a rounded to nearest even    \
          * at WBITS fraction bits, exact: the scalar's a - k). Otherwise (tanh) \
          * the scalar's steps. */                                               \
-        const int clamp_in_last_ = (NORMOPS_##N##32_CLAMP + shift_) - shift_ <= NORMOPS_##N##32_KMAX; \
+        const int clamp_in_last_ = (NORMOPS_##N##32_CLAMP + NORMOPS_##N##32_SHIFT) - NORMOPS_##N##32_SHIFT \
+                                   <= NORMOPS_##N##32_KMAX;                        \
         __m512 s, t;                                                               \
         if (clamp_in_last_) {                                                      \
             s = _mm512_add_ps(a, _mm512_set1_ps(shift_));                          \
-            t = _mm512_reduce_ps(a, (NORMOPS_##N##32_WBITS << 4) | 0x08);  /* RNE, no precision exception */ \
+            t = _mm512_reduce_ps(a, ((NORMOPS_##N##32_WBITS + half) << 4) | 0x08);  /* RNE, no precision exception */ \
         } else {                                                                   \
-            s = _mm512_add_ps(_mm512_min_ps(a, _mm512_set1_ps(NORMOPS_##N##32_KMAX)), _mm512_set1_ps(shift_)); \
+            s = _mm512_add_ps(_mm512_min_ps(a, _mm512_set1_ps(NORMOPS_##N##32_KMAX * h_)), _mm512_set1_ps(shift_)); \
             t = _mm512_sub_ps(a, _mm512_sub_ps(s, _mm512_set1_ps(shift_)));        \
         }                                                                          \
         __m512i i = _mm512_castps_si512(s);  /* vpermt2ps reads the low 5 bits */  \
-        __m512 p = NORMOPS_POLY32_ROW(c, NORMOPS_##N##32_DEG + 1, i);              \
+        /* row r >= 1 holds p_(r-1): scaled by 2^(r-1) when halved (exact) */     \
+        __m512 p = NORMOPS_POLY32_ROW(c, NORMOPS_##N##32_DEG + 1, i, half ? (float)(1 << NORMOPS_##N##32_DEG) : 1.0f); \
         for (int r = NORMOPS_##N##32_DEG; r >= 1; r--)                             \
-            p = _mm512_add_ps(_mm512_mul_ps(p, t), NORMOPS_POLY32_ROW(c, r, i));   \
-        /* k < ZONE on s = SHIFT + k: zs = RN(SHIFT + ZONE) is the multiple of  \
-         * the width nearest ZONE; below ZONE it is the last zone k, else the   \
-         * first k outside */                                                   \
-        const float zs_ = NORMOPS_##N##32_ZONE + shift_;                           \
-        __mmask16 zone = zs_ - shift_ < NORMOPS_##N##32_ZONE ? _mm512_cmp_ps_mask(s, _mm512_set1_ps(zs_), _CMP_LE_OQ) \
-                                                             : _mm512_cmp_ps_mask(s, _mm512_set1_ps(zs_), _CMP_LT_OQ); \
-        __m512 b = _mm512_mask_blend_ps(zone, NORMOPS_POLY32_ROW(c, 0, i), a);     \
+            p = _mm512_add_ps(_mm512_mul_ps(p, t), NORMOPS_POLY32_ROW(c, r, i, half ? (float)(1 << (r - 1)) : 1.0f)); \
+        /* B = a on the intervals below ZONE, H elsewhere. The generator writes \
+         * H = 0 exactly on those intervals (H > 0 on the others), so one      \
+         * vfixupimmps picks: H of class zero -> a (token 0, the first         \
+         * operand), positive or one -> H itself (token 1) */                    \
+        __m512 b = _mm512_fixupimm_ps(a, NORMOPS_POLY32_ROW(c, 0, i, h_), _mm512_set1_epi32(0x10001000), 0); \
         __m512 y = _mm512_add_ps(b, _mm512_mul_ps(a, p));                          \
         /* y | (x & sign) */                                                       \
         return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(y), _mm512_castps_si512(x), \
                                                              _mm512_set1_epi32(0x7FFFFFFF), 0xF4)); \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_core16(__m512 x) {             \
+        return normops_##name##32_scaled16(x, 0);                                  \
     }                                                                              \
     NORMOPS_ALWAYS_INLINE __m512 normops_##name##32_16(__m512 x) {                 \
         return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), normops_##name##32_core16(x), \
@@ -159,8 +171,11 @@ NORMOPS_POLY32_DEFINE(tanh, TANH)
     }                                                                              \
     NORMOPS_SCALAR_MAP(name##32, float)
 /* row r of table c, interval i of each lane */
-#define NORMOPS_POLY32_ROW(c, r, i) \
-    _mm512_permutex2var_ps(_mm512_loadu_ps((c) + (r) * 32), (i), _mm512_loadu_ps((c) + (r) * 32 + 16))
+/* row r of table c times the power of two m (the loads and the exact
+ * scaling are loop invariants), interval i of each lane */
+#define NORMOPS_POLY32_ROW(c, r, i, m)                                                        \
+    _mm512_permutex2var_ps(_mm512_mul_ps(_mm512_loadu_ps((c) + (r) * 32), _mm512_set1_ps(m)), (i), \
+                           _mm512_mul_ps(_mm512_loadu_ps((c) + (r) * 32 + 16), _mm512_set1_ps(m)))
 NORMOPS_POLY32_DEFINE16(erf, ERF)
 NORMOPS_POLY32_DEFINE16(tanh, TANH)
 #else

@@ -47,26 +47,37 @@ NORMOPS_GELU_ELEMENT(double, f64, normops_erf64, normops_tanh64, NORMOPS_NAN64, 
     }
 #if defined(__AVX512F__)
 /* The float32 maps in explicit vectors (erf/tanh pick their coefficients
- * with vpermt2ps); the same operations as the scalar element
- * functions above, no fused multiply-add outside erf/tanh. */
+ * with vpermt2ps); the same bits as the scalar element functions above, no
+ * fused multiply-add outside the fast erf/tanh.
+ *
+ * The exact forms skip 0.5 * v: they take the halved erf/tanh core, which
+ * gives hg = g / 2 exactly from u / 2 = v * (RN(1/sqrt 2) / 2) (the same
+ * rounding halved), and w = 0.5 + hg is exactly (1 + g) / 2, so v * w is
+ * the formula's (0.5 * v) * (1 + g). Where u / 2 underflows, g is far
+ * below 2^-25, w = 0.5 and 1 + g = 1, and v * 0.5 is the formula's 0.5 * v.
+ * Checked over all 2^32 float32 v against the scalar form. */
 NORMOPS_ALWAYS_INLINE __m512 normops_gelu_f32_vec16(__m512 v, int kind, int fast) {
-    __m512 g;  /* the exact erf/tanh leave NaN as some NaN: canonicalised below */
+    __m512 w;  /* (1 + g) / 2; the exact erf/tanh leave NaN as some NaN: canonicalised below */
     if (kind == NORMOPS_GELU_TANH) {
         __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
         __m512 inner = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps((float)0.044715), cube));
-        __m512 u = _mm512_mul_ps(_mm512_set1_ps((float)0.79788456080286535588), inner);
-        g = fast ? normops_tanh32_fast16(u) : normops_tanh32_core16(u);
-    } else if (!fast) {
-        g = normops_erf32_core16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
+        if (fast) {
+            __m512 g = normops_tanh32_fast16(_mm512_mul_ps(_mm512_set1_ps((float)0.79788456080286535588), inner));
+            w = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_add_ps(_mm512_set1_ps(1.0f), g));  /* exact */
+        } else {
+            __m512 u2 = _mm512_mul_ps(_mm512_set1_ps((float)0.79788456080286535588 * 0.5f), inner);
+            w = _mm512_add_ps(_mm512_set1_ps(0.5f), normops_tanh32_scaled16(u2, 1));
+        }
     } else {
-        g = normops_erf32_fast16(_mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440)));
+        /* the exact erf32 also in the fast flavour (it is the cheaper one here) */
+        __m512 u2 = _mm512_mul_ps(v, _mm512_set1_ps((float)0.70710678118654752440 * 0.5f));
+        w = _mm512_add_ps(_mm512_set1_ps(0.5f), normops_erf32_scaled16(u2, 1));
     }
     /* y is NaN exactly when v is NaN or -inf (-inf * 0): every other v gives
      * a finite or +inf y. So the lanes with v > -inf take the product and
      * the others the canonical NaN, in one masked multiply. */
     __mmask16 ok = _mm512_cmp_ps_mask(v, _mm512_castsi512_ps(_mm512_set1_epi32((int)0xFF800000u)), _CMP_GT_OQ);
-    return _mm512_mask_mul_ps(_mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)), ok,
-                              _mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), g));
+    return _mm512_mask_mul_ps(_mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)), ok, v, w);
 }
 
 /* the lanes of m only (a head or a tail) */
