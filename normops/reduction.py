@@ -175,13 +175,20 @@ def has_nan(y, kernels):
     return v != v
 
 
+def _moves_only_ones(shape, perm):
+    """True when ``perm`` moves only extent-1 axes: x transposed by it is x's
+    own data in the same order (what the general path's transpose gives)."""
+    moved = [i for i in perm if shape[i] != 1]
+    return moved == sorted(moved)
+
+
 def direct(kind, x, axes, keepdims, n_threads):
     """``reduce(kind, x, axes, keepdims, kernel_accumulate(n_threads))`` for
     a ``plain_float`` x and a checked axis set, with the same geometry and
     steps; None when the layout needs a transposition or a reduction is
     empty (the general path then computes it)."""
     perm, O, R, C, out_shape = _spec.geometry(x.shape, axes, keepdims)
-    if perm is not None or R == 0 or O * C == 0:
+    if (perm is not None and not _moves_only_ones(x.shape, perm)) or R == 0 or O * C == 0:
         return None
     op, finishing = _spec.KINDS[kind]
     kernels = _isa.kernels
