@@ -231,6 +231,10 @@ def test_direct_route_is_taken_for_the_common_calls(routes):
         assert taken, i
 
 
+class Subclass(np.ndarray):
+    pass
+
+
 def test_fallbacks(routes):
     """Inputs and arguments the direct route does not take go the general
     way, with the same results."""
@@ -239,7 +243,7 @@ def test_fallbacks(routes):
     inputs = {
         "strided": a[:, ::2], "fortran": np.asfortranarray(a), "float16": a.astype(np.float16),
         "int32": (a * 10).astype(np.int32), "byteswapped": a.astype(">f4"), "list": a.tolist(),
-        "empty": np.zeros((0, 8), np.float32), "matrix": np.asmatrix(a),
+        "empty": np.zeros((0, 8), np.float32), "subclass": a.view(Subclass),
     }
     if unaligned.flags.aligned is False:
         inputs["unaligned"] = unaligned
@@ -306,3 +310,18 @@ def test_errors_unchanged(routes):
         assert isinstance(want, Exception), f"{f.__name__} {kwargs}: the general path did not refuse"
         assert_identical(got, want, f"{f.__name__} {kwargs}")
         assert type(want).__name__ in ("InvalidInputError", "UnsupportedError"), (f.__name__, kwargs, want)
+
+
+def test_every_isa_level(routes):
+    """The direct route calls the kernels of the level in force."""
+    import normops._isa
+
+    x = special((33, 70), np.float32)
+    for level in normops._isa.available_levels():
+        with normops._isa.use(level):
+            for f, args, kwargs in ((normops.sum, (x,), {"axis": 0}), (normops.max, (x,), {}),
+                                    (normops.argmin, (x,), {"axis": -1}),
+                                    (normops.reduce_log_sum_exp, (np.abs(x), [1]), {"n_threads": 2})):
+                got, want, taken = routes.both(f, *args, **kwargs)
+                assert_identical(got, want, f"{level} {f.__name__}")
+                assert taken
