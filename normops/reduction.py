@@ -219,7 +219,17 @@ def _direct_axes(name, axes, ndim):
         return None
     if not values:
         return all_axes(ndim)
-    return normalize_axes(name, "input 'axes'", values, ndim)
+    key = (ndim, *values)
+    axis_set = _AXIS_SETS.get(key)
+    if axis_set is None:  # checked once per (rank, axes); errors are never remembered
+        axis_set = normalize_axes(name, "input 'axes'", values, ndim)
+        if len(_AXIS_SETS) >= 1024:
+            _AXIS_SETS.clear()
+        _AXIS_SETS[key] = axis_set
+    return axis_set
+
+
+_AXIS_SETS = {}  # (rank, *axes) -> the checked axis set
 
 
 def _compute(plan, mode, n_threads, all_outputs):
