@@ -325,3 +325,26 @@ def test_every_isa_level(routes):
                 got, want, taken = routes.both(f, *args, **kwargs)
                 assert_identical(got, want, f"{level} {f.__name__}")
                 assert taken
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_has_nan_finds_a_nan_anywhere(dtype):
+    """The direct route's NaN check (the kernels' NaN-winning max), at every
+    ISA level: one NaN of either sign or a payload at each position of
+    short and odd lengths, among infinities, and none at all."""
+    import normops._isa
+
+    u = UINT[np.dtype(dtype).itemsize]
+    nans = np.array([0x7FC00000, 0xFFC00000, 0x7F800001] if u is np.uint32 else
+                    [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001], u).view(dtype)
+    for level in normops._isa.available_levels():
+        with normops._isa.use(level) as kernels:
+            for n in (1, 2, 7, 16, 17, 33, 64, 100):
+                y = np.full(n, -np.inf, dtype)
+                y[::3] = np.inf
+                assert not reduction.has_nan(y, kernels)
+                for i in range(n):
+                    for v in nans:
+                        z = y.copy()
+                        z[i] = v
+                        assert reduction.has_nan(z.reshape(1, n), kernels), (level, n, i)
