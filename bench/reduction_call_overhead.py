@@ -4,6 +4,10 @@ and NumPy, interleaved in one process at 1 thread (medians).
     python bench/reduction_call_overhead.py                # (1024, 4096) and (64, 64) float32
     python bench/reduction_call_overhead.py --shape 4194304 --rounds 40
 
+The four variants of a call run back to back, their order rotating from
+round to round (what runs just before a call moves its time by a few
+percent).
+
 The general path is timed by switching the direct route off between calls
 (``plain_float`` refusing every array), so both run the same kernels on the
 same data. On a shape under 16 MiB, 32 MiB are touched before each call, so
@@ -59,9 +63,10 @@ def measure(shape, rounds, seed=0):
     flush = None if a.nbytes >= 16 << 20 else np.ones(8 << 20, np.float32)
     times = {}
     with normops.config(n_threads=1):
-        for _ in range(rounds):
+        for r in range(rounds):
             for name, call, numpy_call, kernel in cases(a):
-                for column, f in (("general", call), ("direct", call), ("numpy", numpy_call), ("kernel", kernel)):
+                variants = [("general", call), ("direct", call), ("numpy", numpy_call), ("kernel", kernel)]
+                for column, f in variants[r % 4:] + variants[:r % 4]:  # each takes each place in turn
                     if f is None:
                         continue
                     _route(column != "general")
