@@ -13,6 +13,7 @@ from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
 from ._validate import array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, product
+from .reduction import direct_threads, plain_float
 from .reference import _argcum as _reference_argcum
 
 _FLOAT32 = np.dtype(np.float32)
@@ -54,6 +55,31 @@ def run_kernel(x, shape, axis, is_min, last, find_nan, n_threads):
     out = np.empty(outer * inner, _INT64)
     if out.size:
         _isa.kernels.arg_reduce(x, out, outer, n, inner, is_min, last, find_nan, n_threads)
+    return out
+
+
+_GEOMETRY = {}  # (shape, axis, keepdims) -> (outer, n, inner, result shape)
+
+
+def _direct(x, axis, keepdims, is_min, last, find_nan, n_threads):
+    """The per-call route (see ``reduction.direct``): the int64 indices of
+    the scan of the non-empty ``plain_float`` x along the int ``axis`` in
+    range (None: the flattened array), in the result's shape; the geometry
+    of a (shape, axis, keepdims) is remembered, as the general path
+    computes it."""
+    key = (x.shape, axis, keepdims)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        if axis is None:
+            g = (1, x.size, 1, (1,) * x.ndim if keepdims else ())
+        else:
+            g = geometry(x.shape, axis) + (reduced_shape(x.shape, axis, keepdims),)
+        if len(_GEOMETRY) >= 1024:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    outer, n, inner, shape = g
+    out = np.empty(shape, _INT64)
+    _isa.kernels.arg_reduce(x, out, outer, n, inner, is_min, last, find_nan, n_threads)
     return out
 
 
@@ -111,6 +137,16 @@ ARG_MIN = _register("ArgMin")
 
 
 def _named(op, data, axis, keepdims, select_last_index, opset, mode, n_threads, full_output):
+    if (full_output is False and plain_float(data) and data.ndim and data.size
+            and type(axis) is int and -data.ndim <= axis < data.ndim
+            and type(keepdims) is int and 0 <= keepdims <= 1
+            and (opset is None or (type(opset) is int and opset in op._version_cache))
+            and type(select_last_index) is int
+            and (select_last_index == 0 or (select_last_index == 1 and op.version_for(opset) >= 12))):
+        n = direct_threads(mode, n_threads, op.op_type)
+        if n is not None:
+            return _direct(data, axis + data.ndim if axis < 0 else axis, keepdims, op is ARG_MIN,
+                           select_last_index, False, n)
     attributes = {"axis": axis, "keepdims": keepdims}
     if op.version_for(opset) >= 12 or select_last_index != 0:  # refused before opset 12
         attributes["select_last_index"] = select_last_index
@@ -137,6 +173,14 @@ def arg_min(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=N
 # ----------------------------------------------------------- NumPy style
 
 def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
+    if (out is None and _INTP is _INT64 and plain_float(a) and a.size and (keepdims is False or keepdims is True)
+            and (axis is None or (type(axis) is int and -a.ndim <= axis < a.ndim))):
+        n = direct_threads(None, n_threads, name)
+        if n is not None:
+            if axis is None:
+                index = _direct(a, None, keepdims, is_min, False, True, n)
+                return index if index.ndim else _INTP.type(index[()])
+            return _direct(a, axis + a.ndim if axis < 0 else axis, keepdims, is_min, False, True, n)
     a = array_input(name, "a", a)
     if a.dtype.kind == "b":
         a = a.view(np.uint8)  # False < True, as NumPy compares them

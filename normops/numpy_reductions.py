@@ -14,7 +14,9 @@ import numpy as np
 
 from ._errors import InvalidInputError, UnsupportedError
 from ._validate import array_input, is_float_dtype
-from .reduction import kernel_accumulate, normalize_axes, reduce, resolve
+from .reduction import (
+    ONE_AXIS, all_axes, direct, direct_threads, kernel_accumulate, normalize_axes, plain_float, reduce, resolve,
+)
 
 
 class _NoValueType:
@@ -29,9 +31,9 @@ _NoValue = _NoValueType()
 
 def _axes(name, axis, ndim):
     if axis is None:
-        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else frozenset(range(ndim))
+        return all_axes(ndim)
     if type(axis) is int and -ndim <= axis < ndim:  # the common case, without the general checks
-        return _ONE_AXIS[axis + ndim if axis < 0 else axis]
+        return ONE_AXIS[axis + ndim if axis < 0 else axis]
     values = axis if isinstance(axis, tuple) else (axis,)
     ints = []
     for v in values:
@@ -45,8 +47,21 @@ def _axes(name, axis, ndim):
     return normalize_axes(name, "argument 'axis'", ints, ndim)
 
 
-_ALL_AXES = tuple(frozenset(range(n)) for n in range(65))  # NumPy arrays have at most 64 axes
-_ONE_AXIS = tuple(frozenset((n,)) for n in range(64))
+def _direct(name, kind, a, axis, keepdims, mode, n_threads):
+    """The direct route (``reduction.direct``) of a call whose other
+    arguments are their defaults: a non-empty ``plain_float`` a, keepdims a
+    bool, mode and n_threads passing by type. Returns None to send the call
+    down the general path; the only error it can raise is the axis check's,
+    reached in the same state as there."""
+    if not (plain_float(a) and (keepdims is False or keepdims is True) and a.size):
+        return None
+    n = direct_threads(mode, n_threads, name)
+    if n is None:
+        return None
+    y = direct(kind, a, _axes(name, axis, a.ndim), keepdims, n)
+    if y is None:
+        return None
+    return y[()] if y.ndim == 0 else y
 
 
 def _refuse(name, **arguments):
@@ -112,6 +127,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
         mode=None, n_threads=None):
     """``numpy.sum`` by normops' kernels: the canonical Sum16 in the row
     layout, sequential per output in the column layout (see ReduceSum)."""
+    if dtype is None and out is None and initial is _NoValue and where is _NoValue:
+        y = _direct("sum", "ReduceSum", a, axis, keepdims, mode, n_threads)
+        if y is not None:
+            return y
     _refuse("sum", initial=initial, where=where)
     a = _input("sum", a)
     dtype = _default_sum_dtype(a.dtype) if dtype is None else _dtype_argument("sum", dtype)
@@ -122,6 +141,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue, *,
          mode=None, n_threads=None):
     """``numpy.prod`` by normops' kernels (sequential products)."""
+    if dtype is None and out is None and initial is _NoValue and where is _NoValue:
+        y = _direct("prod", "ReduceProd", a, axis, keepdims, mode, n_threads)
+        if y is not None:
+            return y
     _refuse("prod", initial=initial, where=where)
     a = _input("prod", a)
     dtype = _default_sum_dtype(a.dtype) if dtype is None else _dtype_argument("prod", dtype)
@@ -133,6 +156,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue, 
     """``numpy.mean`` by normops' kernels: the sum divided by the count.
     Integer and bool input is computed in float64, as NumPy does; float16
     in float32 and rounded once."""
+    if dtype is None and out is None and where is _NoValue:
+        y = _direct("mean", "ReduceMean", a, axis, keepdims, mode, n_threads)
+        if y is not None:
+            return y
     _refuse("mean", where=where)
     a = _input("mean", a)
     if dtype is None:
@@ -148,6 +175,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue, 
 
 
 def _extreme(name, kind, a, axis, out, keepdims, initial, where, mode, n_threads):
+    if out is None and initial is _NoValue and where is _NoValue:
+        y = _direct(name, kind, a, axis, keepdims, mode, n_threads)
+        if y is not None:
+            return y
     _refuse(name, initial=initial, where=where)
     a = _input(name, a)
     if a.size == 0 and (axis is None or any(a.shape[i] == 0 for i in _axes(name, axis, a.ndim))):
@@ -177,6 +208,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, mode=N
     m + log(sum(exp(x - m))), m the maximum (NaN if any element is NaN;
     an infinite m is the result). Integer input is computed in float64.
     ``b`` and ``return_sign=True`` are not served."""
+    if b is None and return_sign is False:
+        y = _direct("logsumexp", "ReduceLogSumExp", a, axis, keepdims, mode, n_threads)
+        if y is not None:
+            return y
     if b is not None:
         raise UnsupportedError("logsumexp: argument 'b' (scale factors) is not served")
     if return_sign:

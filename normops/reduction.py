@@ -13,9 +13,12 @@ from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
 from ._validate import array_input, compute_dtype, flag_attribute, int_attribute, is_float_dtype
 from .reference import _reduce as _spec
+from .reference._sum16 import canonical_nan
 
 _INTS = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
 _SMALL_INTS = tuple(np.dtype(t) for t in ("int8", "uint8"))
+_FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
 
 # op_type -> (since_versions, the version taking axes as an input)
 _VERSIONS = {op: ((1, 11, 13, 18), 18) for op in _spec.KINDS if op.startswith("Reduce")}
@@ -66,6 +69,15 @@ def normalize_axes(name, argument, values, ndim):
             raise InvalidInputError(f"{name}: {argument} repeats axis {v} ({list(values)})")
         seen.add(a)
     return frozenset(seen)
+
+
+_ALL_AXES = tuple(frozenset(range(n)) for n in range(65))  # NumPy arrays have at most 64 axes
+ONE_AXIS = tuple(frozenset((n,)) for n in range(64))
+
+
+def all_axes(ndim):
+    """frozenset(range(ndim)), from a table."""
+    return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else frozenset(range(ndim))
 
 
 def check_dtype(name, dtype, version):
@@ -121,6 +133,105 @@ def reduce(kind, X, axes, keepdims, accumulate):
     return _spec.evaluate(kind, X, axes, keepdims, accumulate, compute_dtype(X.dtype))
 
 
+# ------------------------------------------------------------ direct route
+# A call on a large array runs its Python steps from the L3 (the array's
+# read has flushed L1 and L2), so each step costs several times its warm
+# time. For the common case (a plain float32/float64 array, arguments of
+# the usual types) the named functions check what they can by type, then
+# go straight to the kernel; anything else takes the general path, which
+# alone raises errors (the direct route only calls the same checks once
+# everything before them is known to pass, so errors and their order do
+# not change).
+
+def plain_float(x):
+    """True for a native, aligned, C-contiguous float32/float64 ndarray
+    (a byte-swapped or annotated dtype is a different object and fails
+    the ``is`` test)."""
+    if type(x) is not np.ndarray or (x.dtype is not _FLOAT32 and x.dtype is not _FLOAT64):
+        return False
+    flags = x.flags
+    return flags.c_contiguous and flags.aligned
+
+
+def direct_threads(mode, n_threads, where):
+    """The kernel thread count of a call whose ``mode`` and ``n_threads``
+    pass their checks by type (None, "exact", "fast"; None or an int in
+    range), else None: the general path then checks them."""
+    if not (mode is None or (type(mode) is str and mode in _config.MODES)):
+        return None
+    if n_threads is None:
+        return _config.kernel_threads(None, where)
+    if type(n_threads) is int and 1 <= n_threads <= _config.MAX_THREADS:
+        return n_threads
+    return None
+
+
+def has_nan(y, kernels):
+    """True when the non-empty contiguous float array y holds a NaN, by the
+    kernels' max with NaN winning (no NumPy ufunc on the per-call path)."""
+    flag = np.empty(1, y.dtype)
+    kernels.reduce_accumulate(y, flag, 1, y.size, 1, _spec.MAX_NAN, None, 1)
+    v = flag[0]
+    return v != v
+
+
+def _moves_only_ones(shape, perm):
+    """True when ``perm`` moves only extent-1 axes: x transposed by it is x's
+    own data in the same order (what the general path's transpose gives)."""
+    moved = [i for i in perm if shape[i] != 1]
+    return moved == sorted(moved)
+
+
+def direct(kind, x, axes, keepdims, n_threads):
+    """``reduce(kind, x, axes, keepdims, kernel_accumulate(n_threads))`` for
+    a ``plain_float`` x and a checked axis set, with the same geometry and
+    steps; None when the layout needs a transposition or a reduction is
+    empty (the general path then computes it)."""
+    perm, O, R, C, out_shape = _spec.geometry(x.shape, axes, keepdims)
+    if (perm is not None and not _moves_only_ones(x.shape, perm)) or R == 0 or O * C == 0:
+        return None
+    op, finishing = _spec.KINDS[kind]
+    kernels = _isa.kernels
+    if finishing is None and op != _spec.SUM_EXP:
+        y = np.empty(out_shape, x.dtype)  # (O, C) in the output's shape
+        kernels.reduce_accumulate(x, y, O, R, C, op, None, n_threads)
+    else:
+        x3 = x.reshape(O, R, C)
+        raw, m = _spec.accumulated(x3, op, kernel_accumulate(n_threads))
+        y = (raw if finishing is None else _spec.finish(finishing, raw, x3, R, m)).reshape(out_shape)
+    return canonical_nan(y) if has_nan(y, kernels) else y
+
+
+def _direct_axes(name, axes, ndim):
+    """The axis set of an ONNX ``axes`` input given as a 1-D integer ndarray
+    or a list/tuple of ints in range; None for anything else. Only the
+    repeated-axis error can arise, as on the general path."""
+    if type(axes) is np.ndarray:
+        if axes.dtype.kind not in "iu" or axes.ndim != 1:
+            return None
+        values = axes.tolist()
+    elif type(axes) is list or type(axes) is tuple:
+        for v in axes:
+            if type(v) is not int or not -ndim <= v < ndim:
+                return None
+        values = list(axes)
+    else:
+        return None
+    if not values:
+        return all_axes(ndim)
+    key = (ndim, *values)
+    axis_set = _AXIS_SETS.get(key)
+    if axis_set is None:  # checked once per (rank, axes); errors are never remembered
+        axis_set = normalize_axes(name, "input 'axes'", values, ndim)
+        if len(_AXIS_SETS) >= 1024:
+            _AXIS_SETS.clear()
+        _AXIS_SETS[key] = axis_set
+    return axis_set
+
+
+_AXIS_SETS = {}  # (rank, *axes) -> the checked axis set
+
+
 def _compute(plan, mode, n_threads, all_outputs):
     return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims, kernel_accumulate(n_threads))]
 
@@ -141,6 +252,17 @@ OPS = {op: _register(op) for op in _VERSIONS}
 
 def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads, full_output):
     op = OPS[op_type]
+    if (full_output is False and plain_float(data) and type(keepdims) is int and 0 <= keepdims <= 1
+            and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0
+            and (opset is None or (type(opset) is int and opset in op._version_cache))
+            and op.version_for(opset) >= _VERSIONS[op_type][1]):
+        n = direct_threads(mode, n_threads, op_type)
+        if n is not None:
+            axis_set = all_axes(data.ndim) if axes is None else _direct_axes(op_type, axes, data.ndim)
+            if axis_set is not None:
+                y = direct(op_type, data, axis_set, keepdims, n)
+                if y is not None:
+                    return y
     version = op.version_for(opset)
     if version < _VERSIONS[op_type][1]:
         inputs = (data, None)

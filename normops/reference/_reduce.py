@@ -119,13 +119,8 @@ def evaluate(kind, x, axes, keepdims, accumulate, dtype):
         raw = np.full((O, C), identity(op, dtype), dtype)
         if op == SUM_EXP:
             m = np.full((O, C), -np.inf, dtype)
-    elif op == SUM_EXP:
-        m = accumulate(x3, MAX_NAN, None)   # NaN if any element is NaN
-        with np.errstate(invalid="ignore"):
-            center = np.where(np.isfinite(m), m, dtype.type(0))
-        raw = accumulate(x3, SUM_EXP, center)
     else:
-        raw = accumulate(x3, op, None)
+        raw, m = accumulated(x3, op, accumulate)
     y = raw if finishing is None else finish(finishing, raw, x3, R, m)
     y = y.reshape(out_shape)
     if np.isnan(y).any():
@@ -134,6 +129,18 @@ def evaluate(kind, x, axes, keepdims, accumulate, dtype):
         return y
     with np.errstate(over="ignore"):
         return y.astype(x.dtype)
+
+
+def accumulated(x3, op, accumulate):
+    """``(raw, m)`` of the non-empty O x R x C array x3: the (O, C)
+    accumulations, and for SUM_EXP the maxima m the terms are centred on
+    (None for the other ops)."""
+    if op != SUM_EXP:
+        return accumulate(x3, op, None), None
+    m = accumulate(x3, MAX_NAN, None)   # NaN if any element is NaN
+    with np.errstate(invalid="ignore"):
+        center = np.where(np.isfinite(m), m, x3.dtype.type(0))
+    return accumulate(x3, SUM_EXP, center), m
 
 
 def arranged(x, axes, dtype):
