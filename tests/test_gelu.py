@@ -261,6 +261,23 @@ def test_poly32_tables_are_reproducible():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("name", ["erf", "tanh"])
+def test_poly32_h_row_marks_the_zone(name):
+    """The AVX-512 erf32/tanh32 pick B (a on the intervals where k < ZONE,
+    H elsewhere) with vfixupimmps on the class of H: that needs H = +0
+    exactly on the zone's intervals and a positive normal H below 1 on
+    every other one."""
+    f = poly32_model(name)
+    width = np.spacing(f.SHIFT)  # a + SHIFT rounds a to a multiple of the width
+    k = np.minimum(np.arange(32, dtype=np.float32) * width, f.KMAX)
+    zone = k < f.ZONE
+    h = f.TABLE[0]
+    assert zone.any() and not zone.all()
+    assert np.all(h[zone].view(np.uint32) == 0)
+    rest = h[~zone]
+    assert np.all((rest > np.float32(2.0) ** -126) & (rest < 1))
+
+
 #: tanh32's largest error over every input (docs/transcendentals.md), rounded up
 TANH_MAX = 0.78
 
