@@ -134,6 +134,21 @@ def kernel_threads(n_threads, where):
     return check_n_threads(n_threads, where)
 
 
+def direct_threads(mode, n_threads, where):
+    """For the per-call direct routes: the kernel thread count of a call
+    whose ``mode`` and ``n_threads`` pass their checks by type alone (mode
+    None, "exact" or "fast"; n_threads None or an int in range), else None,
+    and the general path then checks them (the only place errors come
+    from)."""
+    if not (mode is None or (type(mode) is str and mode in MODES)):
+        return None
+    if n_threads is None:
+        return kernel_threads(None, where)
+    if type(n_threads) is int and 1 <= n_threads <= MAX_THREADS:
+        return n_threads
+    return None
+
+
 def resolve_threads(n_threads, where):
     """Per-call count, else the configured one, else OpenMP's."""
     return kernel_threads(n_threads, where) or _isa.kernels.max_threads()

@@ -12,8 +12,7 @@ import numpy as np
 from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
-from ._validate import array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, product
-from .reduction import direct_threads, plain_float
+from ._validate import array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, plain_float, product
 from .reference import _argcum as _reference_argcum
 
 _FLOAT32 = np.dtype(np.float32)
@@ -143,7 +142,7 @@ def _named(op, data, axis, keepdims, select_last_index, opset, mode, n_threads, 
             and (opset is None or (type(opset) is int and opset in op._version_cache))
             and type(select_last_index) is int
             and (select_last_index == 0 or (select_last_index == 1 and op.version_for(opset) >= 12))):
-        n = direct_threads(mode, n_threads, op.op_type)
+        n = _config.direct_threads(mode, n_threads, op.op_type)
         if n is not None:
             return _direct(data, axis + data.ndim if axis < 0 else axis, keepdims, op is ARG_MIN,
                            select_last_index, False, n)
@@ -175,7 +174,7 @@ def arg_min(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=N
 def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
     if (out is None and _INTP is _INT64 and plain_float(a) and a.size and (keepdims is False or keepdims is True)
             and (axis is None or (type(axis) is int and -a.ndim <= axis < a.ndim))):
-        n = direct_threads(None, n_threads, name)
+        n = _config.direct_threads(None, n_threads, name)
         if n is not None:
             if axis is None:
                 index = _direct(a, None, keepdims, is_min, False, True, n)

@@ -11,7 +11,7 @@ import numpy as np
 from . import _config, _isa
 from ._errors import InvalidInputError
 from ._registry import OpDef, register
-from ._validate import compute_dtype, contiguous, float_input, rounded_to
+from ._validate import compute_dtype, contiguous, float_input, plain_float, rounded_to
 from .reference import _gelu as _reference_gelu
 
 APPROXIMATIONS = ("none", "tanh")
@@ -80,10 +80,33 @@ BIAS_GELU = register(OpDef(
     attributes={}, bind=_bind_bias_gelu, compute=_compute, reference=_reference, domain="com.microsoft"))
 
 
+def _direct(op, x, b, tanh, opset, mode, n_threads):
+    """The per-call direct route (as Softmax's): a ``plain_float`` x (and b
+    of x's dtype, 1-D, x's last extent) and arguments that pass their
+    checks by type go straight to the kernel; None for anything else, and
+    the general path then validates (the only place errors come from)."""
+    if not (plain_float(x) and (opset is None or (type(opset) is int and opset in op._version_cache))):
+        return None
+    if b is not None and not (plain_float(b) and b.dtype is x.dtype and b.ndim == 1 and x.ndim >= 1
+                              and b.shape[0] == x.shape[-1]):
+        return None
+    n = _config.direct_threads(mode, n_threads, op.op_type)
+    if n is None:
+        return None
+    y = np.empty(x.shape, x.dtype)
+    if x.size:
+        _isa.kernels.gelu_flat(x, b, y, tanh, _config.resolve_mode(mode, op.op_type) == "fast", n)
+    return y
+
+
 def gelu(X, *, approximate="none", opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX Gelu (opset 20): ``0.5 * X * (1 + erf(X / sqrt(2)))``, or with
     ``approximate="tanh"`` ``0.5 * X * (1 + tanh(sqrt(2/pi) * (X + 0.044715 X^3)))``,
     element-wise, in the order of docs/exactness.md."""
+    if full_output is False and type(approximate) is str and approximate in APPROXIMATIONS:
+        y = _direct(GELU, X, None, approximate == "tanh", opset, mode, n_threads)
+        if y is not None:
+            return y
     outputs = GELU.call((X,), {"approximate": approximate}, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
 
@@ -91,5 +114,9 @@ def gelu(X, *, approximate="none", opset=None, mode=None, n_threads=None, full_o
 def bias_gelu(A, B, *, opset=None, mode=None, n_threads=None, full_output=False):
     """com.microsoft BiasGelu: Gelu (``approximate="none"``) of ``A + B``,
     the 1-D bias B of A's last dimension added (and rounded) first."""
+    if full_output is False and B is not None:
+        y = _direct(BIAS_GELU, A, B, False, opset, mode, n_threads)
+        if y is not None:
+            return y
     outputs = BIAS_GELU.call((A, B), {}, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]

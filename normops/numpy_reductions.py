@@ -12,11 +12,10 @@ import operator
 
 import numpy as np
 
+from . import _config
 from ._errors import InvalidInputError, UnsupportedError
-from ._validate import array_input, is_float_dtype
-from .reduction import (
-    ONE_AXIS, all_axes, direct, direct_threads, kernel_accumulate, normalize_axes, plain_float, reduce, resolve,
-)
+from ._validate import array_input, is_float_dtype, plain_float
+from .reduction import ONE_AXIS, all_axes, direct, kernel_accumulate, normalize_axes, reduce, resolve
 
 
 class _NoValueType:
@@ -55,7 +54,7 @@ def _direct(name, kind, a, axis, keepdims, mode, n_threads):
     reached in the same state as there."""
     if not (plain_float(a) and (keepdims is False or keepdims is True) and a.size):
         return None
-    n = direct_threads(mode, n_threads, name)
+    n = _config.direct_threads(mode, n_threads, name)
     if n is None:
         return None
     y = direct(kind, a, _axes(name, axis, a.ndim), keepdims, n)

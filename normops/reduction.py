@@ -11,14 +11,12 @@ import numpy as np
 from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
-from ._validate import array_input, compute_dtype, flag_attribute, int_attribute, is_float_dtype
+from ._validate import array_input, compute_dtype, flag_attribute, int_attribute, is_float_dtype, plain_float
 from .reference import _reduce as _spec
 from .reference._sum16 import canonical_nan
 
 _INTS = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
 _SMALL_INTS = tuple(np.dtype(t) for t in ("int8", "uint8"))
-_FLOAT32 = np.dtype(np.float32)
-_FLOAT64 = np.dtype(np.float64)
 
 # op_type -> (since_versions, the version taking axes as an input)
 _VERSIONS = {op: ((1, 11, 13, 18), 18) for op in _spec.KINDS if op.startswith("Reduce")}
@@ -143,29 +141,6 @@ def reduce(kind, X, axes, keepdims, accumulate):
 # everything before them is known to pass, so errors and their order do
 # not change).
 
-def plain_float(x):
-    """True for a native, aligned, C-contiguous float32/float64 ndarray
-    (a byte-swapped or annotated dtype is a different object and fails
-    the ``is`` test)."""
-    if type(x) is not np.ndarray or (x.dtype is not _FLOAT32 and x.dtype is not _FLOAT64):
-        return False
-    flags = x.flags
-    return flags.c_contiguous and flags.aligned
-
-
-def direct_threads(mode, n_threads, where):
-    """The kernel thread count of a call whose ``mode`` and ``n_threads``
-    pass their checks by type (None, "exact", "fast"; None or an int in
-    range), else None: the general path then checks them."""
-    if not (mode is None or (type(mode) is str and mode in _config.MODES)):
-        return None
-    if n_threads is None:
-        return _config.kernel_threads(None, where)
-    if type(n_threads) is int and 1 <= n_threads <= _config.MAX_THREADS:
-        return n_threads
-    return None
-
-
 def has_nan(y, kernels):
     """True when the non-empty contiguous float array y holds a NaN, by the
     kernels' max with NaN winning (no NumPy ufunc on the per-call path)."""
@@ -256,7 +231,7 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
             and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0
             and (opset is None or (type(opset) is int and opset in op._version_cache))
             and op.version_for(opset) >= _VERSIONS[op_type][1]):
-        n = direct_threads(mode, n_threads, op_type)
+        n = _config.direct_threads(mode, n_threads, op_type)
         if n is not None:
             axis_set = all_axes(data.ndim) if axes is None else _direct_axes(op_type, axes, data.ndim)
             if axis_set is not None:

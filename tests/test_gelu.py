@@ -184,6 +184,59 @@ def test_bias_gelu_errors():
         normops.run("BiasGelu", [a, np.ones(4, np.float32)])  # not in the default domain
 
 
+def test_named_functions_direct_route_gives_the_general_paths_bits(monkeypatch):
+    """normops.gelu / bias_gelu take a direct route for plain float arrays;
+    it must give normops.run's bits (the general path, checked against the
+    reference above), and anything else must fall back to the general path."""
+    import importlib
+    gelu_module = importlib.import_module("normops.gelu")  # (normops.gelu is the function)
+    taken = []
+    real = gelu_module._direct
+
+    def counted(*args):
+        y = real(*args)
+        taken.append(y is not None)
+        return y
+    monkeypatch.setattr(gelu_module, "_direct", counted)
+    rng = np.random.default_rng(11)
+    for dtype in (np.float32, np.float64):
+        for shape in [(0,), (1,), (37,), (5, 33), (2, 3, 1001)]:
+            x = sample(rng, shape, dtype)
+            b = sample(rng, shape[-1:], dtype)
+            for mode in (None, "exact", "fast"):
+                for n_threads in (None, 1, 3):
+                    for approximate in ("none", "tanh"):
+                        kw = dict(mode=mode, n_threads=n_threads)
+                        del taken[:]
+                        y = normops.gelu(x, approximate=approximate, **kw)
+                        assert taken == [True]
+                        same_bits(y, normops.run("Gelu", [x], {"approximate": approximate}, **kw)[0])
+                    del taken[:]
+                    y = normops.bias_gelu(x, b, **kw)
+                    assert taken == [True]
+                    same_bits(y, normops.run("BiasGelu", [x, b], domain="com.microsoft", **kw)[0])
+    x = sample(rng, (6, 8), np.float32)
+    # other inputs fall back (and still give the general path's bits)
+    with np.errstate(over="ignore"):
+        half = x.astype(np.float16)
+    for other in (x[:, ::2], half, x.tolist()):
+        del taken[:]
+        y = normops.gelu(other)
+        assert taken in ([], [False])
+        same_bits(y, normops.run("Gelu", [other])[0])
+    reversed_bias = x[0][::-1]  # not contiguous
+    del taken[:]
+    y = normops.bias_gelu(x, reversed_bias)
+    assert taken == [False]
+    same_bits(y, normops.run("BiasGelu", [x, reversed_bias.copy()], domain="com.microsoft")[0])
+    with pytest.raises(InvalidInputError, match="n_threads"):
+        normops.gelu(x, n_threads=0)
+    with pytest.raises(InvalidInputError, match="mode"):
+        normops.gelu(x, mode="quick")
+    with pytest.raises(InvalidInputError, match="BiasGelu: input 'B' has dtype float64"):
+        normops.bias_gelu(x, np.ones(8))
+
+
 # ------------------------------------------------------- erf32 and tanh32
 
 def ulp_error(y, ref):
