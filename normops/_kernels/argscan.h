@@ -115,8 +115,20 @@ static inline __attribute__((always_inline)) unsigned long long normops_lane_mas
 }
 
 /* CALL once per combination of the three flags, spelled MIN_, LAST_, NAN_ in
- * it (each its own loop, with constants) */
-#define NORMOPS_ARGSCAN_CASES(CALL) do {                                                      \
+ * it (each its own loop, with constants). An integer T (HAS_NAN 0, a
+ * constant) holds no NaN: find_nan changes nothing there, and only the
+ * four loops without it are compiled (the others would double the build
+ * time of the integer types for nothing). */
+#define NORMOPS_ARGSCAN_CASES(HAS_NAN, CALL) do {                                             \
+    if (!(HAS_NAN)) {                                                                         \
+        switch ((is_min ? 2 : 0) + (last ? 1 : 0)) {                                          \
+        case 0: { enum { MIN_ = 0, LAST_ = 0, NAN_ = 0 }; CALL; break; }                      \
+        case 1: { enum { MIN_ = 0, LAST_ = 1, NAN_ = 0 }; CALL; break; }                      \
+        case 2: { enum { MIN_ = 1, LAST_ = 0, NAN_ = 0 }; CALL; break; }                      \
+        default: { enum { MIN_ = 1, LAST_ = 1, NAN_ = 0 }; CALL; break; }                     \
+        }                                                                                     \
+        break;                                                                                \
+    }                                                                                         \
     switch ((is_min ? 4 : 0) + (last ? 2 : 0) + (find_nan ? 1 : 0)) {                         \
     case 0: { enum { MIN_ = 0, LAST_ = 0, NAN_ = 0 }; CALL; break; }                          \
     case 1: { enum { MIN_ = 0, LAST_ = 0, NAN_ = 1 }; CALL; break; }                          \
@@ -223,11 +235,13 @@ static inline __attribute__((always_inline)) unsigned long long normops_lane_mas
     }                                                                                         \
 } while (0)
 
-#define NORMOPS_DEFINE_ARGSCAN(T, N, I, WORST_MAX, WORST_MIN)                                  \
+/* One element type T, named N: I the lane type of the group numbers,
+ * WORST_MAX/WORST_MIN the starting values, HAS_NAN 1 for a floating T */
+#define NORMOPS_DEFINE_ARGSCAN(T, N, I, WORST_MAX, WORST_MIN, HAS_NAN)                         \
 typedef T N##_av __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                          \
 typedef I N##_ab __attribute__((vector_size(NORMOPS_VECTOR_BYTES)));                          \
 typedef T N##_au __attribute__((vector_size(NORMOPS_VECTOR_BYTES), aligned(sizeof(T)), may_alias)); \
-enum { N##_AL = NORMOPS_VECTOR_BYTES / sizeof(T) };                                           \
+enum { N##_AL = NORMOPS_VECTOR_BYTES / sizeof(T), N##_HAS_NAN = HAS_NAN };                  \
                                                                                               \
 NORMOPS_ALWAYS_INLINE int N##_better(T a, T b, int is_min) { return is_min ? a < b : a > b; } \
                                                                                               \
@@ -382,7 +396,7 @@ NORMOPS_ALWAYS_INLINE void N##_scan(const T* x, ptrdiff_t stride, ptrdiff_t n, c
 static inline ptrdiff_t normops_argscan_##N(const T* x, ptrdiff_t n, int is_min, int last,    \
                                             int find_nan, T* value, int* found_nan) {         \
     ptrdiff_t index = -1;  /* always set; gcc cannot see it */                           \
-    NORMOPS_ARGSCAN_CASES(N##_scan(x, 0, n, 1, MIN_, LAST_, NAN_, &index, value, found_nan)); \
+    NORMOPS_ARGSCAN_CASES(N##_HAS_NAN, N##_scan(x, 0, n, 1, MIN_, LAST_, NAN_, &index, value, found_nan)); \
     return index;                                                                             \
 }                                                                                             \
                                                                                               \
@@ -421,6 +435,15 @@ NORMOPS_ALWAYS_INLINE void N##_tile(const T* x, ptrdiff_t n, ptrdiff_t inner, pt
 static inline void normops_argtile_##N(const T* x, ptrdiff_t n, ptrdiff_t inner, ptrdiff_t w, \
                                        int is_min, int last, int find_nan, int skip_nan,      \
                                        T* best, I* index) {                                   \
+    if (!N##_HAS_NAN) {  /* no NaN: NaN modes 1 and 2 are mode 0 (see NORMOPS_ARGSCAN_CASES) */ \
+        switch ((is_min ? 2 : 0) + (last ? 1 : 0)) {                                          \
+        case 0: N##_tile(x, n, inner, w, 0, 0, 0, best, index); break;                        \
+        case 1: N##_tile(x, n, inner, w, 0, 1, 0, best, index); break;                        \
+        case 2: N##_tile(x, n, inner, w, 1, 0, 0, best, index); break;                        \
+        default: N##_tile(x, n, inner, w, 1, 1, 0, best, index); break;                       \
+        }                                                                                     \
+        return;                                                                               \
+    }                                                                                         \
     switch ((is_min ? 6 : 0) + (last ? 3 : 0) + (find_nan ? 1 : skip_nan ? 2 : 0)) {          \
     case 0: N##_tile(x, n, inner, w, 0, 0, 0, best, index); break;                            \
     case 1: N##_tile(x, n, inner, w, 0, 0, 1, best, index); break;                            \
@@ -442,18 +465,18 @@ static inline void normops_argtile_##N(const T* x, ptrdiff_t n, ptrdiff_t inner,
 static inline void normops_argscan4_##N(const T* x, ptrdiff_t stride, ptrdiff_t n, int is_min, \
                                         int last, int find_nan, ptrdiff_t* index, T* value,   \
                                         int* found_nan) {                                     \
-    NORMOPS_ARGSCAN_CASES(N##_scan(x, stride, n, 4, MIN_, LAST_, NAN_, index, value, found_nan)); \
+    NORMOPS_ARGSCAN_CASES(N##_HAS_NAN, N##_scan(x, stride, n, 4, MIN_, LAST_, NAN_, index, value, found_nan)); \
 }
 
-NORMOPS_DEFINE_ARGSCAN(float, f32, int32_t, -__builtin_inff(), __builtin_inff())
-NORMOPS_DEFINE_ARGSCAN(double, f64, int64_t, -__builtin_inf(), __builtin_inf())
-NORMOPS_DEFINE_ARGSCAN(int8_t, i8, int8_t, INT8_MIN, INT8_MAX)
-NORMOPS_DEFINE_ARGSCAN(int16_t, i16, int16_t, INT16_MIN, INT16_MAX)
-NORMOPS_DEFINE_ARGSCAN(int32_t, i32, int32_t, INT32_MIN, INT32_MAX)
-NORMOPS_DEFINE_ARGSCAN(int64_t, i64, int64_t, INT64_MIN, INT64_MAX)
-NORMOPS_DEFINE_ARGSCAN(uint8_t, u8, int8_t, 0, UINT8_MAX)
-NORMOPS_DEFINE_ARGSCAN(uint16_t, u16, int16_t, 0, UINT16_MAX)
-NORMOPS_DEFINE_ARGSCAN(uint32_t, u32, int32_t, 0, UINT32_MAX)
-NORMOPS_DEFINE_ARGSCAN(uint64_t, u64, int64_t, 0, UINT64_MAX)
+NORMOPS_DEFINE_ARGSCAN(float, f32, int32_t, -__builtin_inff(), __builtin_inff(), 1)
+NORMOPS_DEFINE_ARGSCAN(double, f64, int64_t, -__builtin_inf(), __builtin_inf(), 1)
+NORMOPS_DEFINE_ARGSCAN(int8_t, i8, int8_t, INT8_MIN, INT8_MAX, 0)
+NORMOPS_DEFINE_ARGSCAN(int16_t, i16, int16_t, INT16_MIN, INT16_MAX, 0)
+NORMOPS_DEFINE_ARGSCAN(int32_t, i32, int32_t, INT32_MIN, INT32_MAX, 0)
+NORMOPS_DEFINE_ARGSCAN(int64_t, i64, int64_t, INT64_MIN, INT64_MAX, 0)
+NORMOPS_DEFINE_ARGSCAN(uint8_t, u8, int8_t, 0, UINT8_MAX, 0)
+NORMOPS_DEFINE_ARGSCAN(uint16_t, u16, int16_t, 0, UINT16_MAX, 0)
+NORMOPS_DEFINE_ARGSCAN(uint32_t, u32, int32_t, 0, UINT32_MAX, 0)
+NORMOPS_DEFINE_ARGSCAN(uint64_t, u64, int64_t, 0, UINT64_MAX, 0)
 
 #endif
