@@ -245,7 +245,8 @@ cdef inline float* offset_or_null(float* p, Py_ssize_t i) noexcept nogil:
 cdef inline int rows_side_by_side(Py_ssize_t row_bytes) noexcept nogil:
     """4 rows per group when they stay in L1 between passes, else 1. Never
     2: groups of two rows ran about 50% slower per element than single rows
-    (RMS and LayerNormalization, 1280-3584 columns, float32, AVX-512), while
+    (RMS and LayerNormalization, float32, AVX-512: 1536 and 2048 columns
+    with the 16 KiB budget, 3584 with a 32 KiB one), while
     single rows match groups of four from 256 columns on (groups of four
     pay off on short rows). Pairs still finish a group of four at the end
     of a row range."""
