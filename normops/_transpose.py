@@ -15,9 +15,10 @@ import numpy as np
 
 from . import _isa
 
-# Below this many elements NumPy's copy is as fast (the data sits in cache)
-# and the analysis below would cost more than it saves.
-KERNEL_MIN_ELEMENTS = 16384
+# Below this many elements NumPy's copy is as fast: the data sits in cache
+# and the analysis below costs more than it saves (128 x 128 float32: NumPy
+# 11 us, this route 14 us; 256 x 256: 79 against 33 us).
+KERNEL_MIN_ELEMENTS = 32768
 
 _WORDS = (1, 2, 4, 8)
 
@@ -78,6 +79,14 @@ def moved_axes(a, perm, dtype=None, n_threads=0):
                     _isa.kernels.swap_blocks(_words(x, word), _words(y, word), outer, rows, cols, n_threads)
                     return y
     return np.array(np.transpose(a, perm), dtype=dtype, order="C")
+
+
+def inverse(perm):
+    """The permutation that moves ``np.transpose(x, perm)`` back to x."""
+    back = [0] * len(perm)
+    for position, axis in enumerate(perm):
+        back[axis] = position
+    return back
 
 
 def _words(x, word):

@@ -15,7 +15,7 @@ from ._validate import (
     rounded_to,
 )
 from . import _config, _isa
-from ._transpose import moved_axes
+from ._transpose import inverse, moved_axes
 from .normalization import _kernel_storage
 from .reference import _rowdivide as _reference_rowdivide
 
@@ -76,7 +76,7 @@ def _compute(plan, mode, n_threads, all_outputs):
         cols = product(X.shape[a] for a in plan.row_axes)
         _isa.kernels.row_divide(x, y, x.size // cols, cols, plan.kind, n_threads)
     if front is not None:
-        y = moved_axes(y, np.argsort(front).tolist(), None, n_threads)
+        y = moved_axes(y, inverse(front), None, n_threads)
     return [rounded_to(y, X.dtype)]
 
 

@@ -8,7 +8,7 @@ front layer moves to the end in a scratch copy when it is not already last
 import numpy as np
 
 from . import _config, _isa
-from ._transpose import moved_axes
+from ._transpose import inverse, moved_axes
 from ._registry import OpDef, register
 from ._validate import (
     array_input, at_least_rank, axes_argument, axis_attribute, compute_dtype, contiguous, float_input, product,
@@ -71,7 +71,7 @@ def _compute(plan, mode, n_threads, all_outputs):
     x = rows_view(plan.X, plan.axis, plan.moved, plan.compute_dtype, n_threads)
     y = _run_rows(x, plan.rows, plan.cols, _KINDS[plan.op.op_type], mode, n_threads)
     if plan.moved:
-        y = moved_axes(y, np.argsort(_last(y.ndim, plan.axis)).tolist(), None, n_threads)
+        y = moved_axes(y, inverse(_last(y.ndim, plan.axis)), None, n_threads)
     return [rounded_to(y, plan.X.dtype)]
 
 
@@ -174,7 +174,7 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     moved = moved_axes(x, front, compute_dtype(x.dtype), n_threads)
     rows, cols = product(moved.shape[:len(kept)]), product(moved.shape[len(kept):])
     y = _run_rows(moved, rows, cols, kind, mode, n_threads)
-    return rounded_to(moved_axes(y, np.argsort(front).tolist(), None, n_threads), x.dtype)
+    return rounded_to(moved_axes(y, inverse(front), None, n_threads), x.dtype)
 
 
 def scipy_softmax(x, axis=None, *, mode=None, n_threads=None):

@@ -11,7 +11,7 @@ import normops
 import normops._isa as isa
 import normops.reference
 from normops import _transpose
-from normops._transpose import block_swap, moved_axes
+from normops._transpose import block_swap, inverse, moved_axes
 
 DTYPES = [np.dtype(t) for t in (
     np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
@@ -64,6 +64,14 @@ def test_block_swap_recognises_swaps_of_neighbouring_blocks():
     assert block_swap((2, 3, 4), (2, 1, 0)) is None                 # a reversal: 3 blocks
     assert block_swap((2, 3, 4, 5), (1, 0, 3, 2)) is None           # two swaps
     assert block_swap((), ()) is None
+
+
+def test_inverse_moves_back():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 4, 5))
+    for perm in itertools.permutations(range(4)):
+        assert np.array_equal(np.transpose(np.transpose(x, perm), inverse(perm)), x)
+        assert inverse(perm) == np.argsort(perm).tolist()
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -208,3 +216,12 @@ def test_scipy_style_softmax_over_leading_axes_matches_the_operator():
     moved = np.ascontiguousarray(np.moveaxis(x, 0, -1))
     want = np.moveaxis(normops.reference.run("Softmax", [moved], {"axis": -1})[0], -1, 0)
     assert np.array_equal(got.view(np.uint32), np.ascontiguousarray(want).view(np.uint32))
+
+
+def test_scipy_style_softmax_keeps_a_0d_input_0d():
+    # SciPy's shape; NumPy's ascontiguousarray, used before, made it (1,)
+    import scipy.special
+    for fn, ref in [(normops.softmax, scipy.special.softmax), (normops.log_softmax, scipy.special.log_softmax)]:
+        got = fn(np.float32(2.0))
+        assert got.shape == np.shape(ref(np.float32(2.0))) == ()
+        assert got.dtype == np.float32 and got == ref(np.float32(2.0))
