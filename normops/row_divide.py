@@ -15,6 +15,7 @@ from ._validate import (
     rounded_to,
 )
 from . import _config, _isa
+from ._transpose import inverse, moved_axes
 from .normalization import _kernel_storage
 from .reference import _rowdivide as _reference_rowdivide
 
@@ -69,13 +70,13 @@ def _compute(plan, mode, n_threads, all_outputs):
     X = plan.X
     storage = _kernel_storage(X.dtype, compute_dtype(X.dtype))
     front = _order(plan)
-    x = contiguous(X if front is None else np.transpose(X, front), storage)
+    x = contiguous(X, storage) if front is None else moved_axes(X, front, storage, n_threads)
     y = np.empty(x.shape, storage)
     if x.size:
         cols = product(X.shape[a] for a in plan.row_axes)
         _isa.kernels.row_divide(x, y, x.size // cols, cols, plan.kind, n_threads)
     if front is not None:
-        y = np.ascontiguousarray(np.transpose(y, np.argsort(front)))
+        y = moved_axes(y, inverse(front), None, n_threads)
     return [rounded_to(y, X.dtype)]
 
 

@@ -8,6 +8,7 @@ front layer moves to the end in a scratch copy when it is not already last
 import numpy as np
 
 from . import _config, _isa
+from ._transpose import inverse, moved_axes
 from ._registry import OpDef, register
 from ._validate import (
     array_input, at_least_rank, axes_argument, axis_attribute, compute_dtype, contiguous, float_input, product,
@@ -41,12 +42,20 @@ def _bind(op, version, inputs, attributes):
     return plan
 
 
-def rows_view(X, axis, moved, dtype):
+def rows_view(X, axis, moved, dtype, n_threads=None):
     """X as contiguous rows of ``dtype`` (the axis moved last in a scratch
-    copy when ``moved``)."""
+    copy when ``moved``: by the kernels' blocked copy when ``n_threads`` is
+    given, by NumPy alone for the executable specification)."""
+    if moved and n_threads is not None:
+        return moved_axes(X, _last(X.ndim, axis), dtype, n_threads)
     if moved:
         X = np.moveaxis(X, axis, -1)
     return contiguous(X, dtype)
+
+
+def _last(ndim, axis):
+    """The permutation of np.moveaxis(x, axis, -1)."""
+    return [a for a in range(ndim) if a != axis] + [axis]
 
 
 def _run_rows(x, rows, cols, kind, mode, n_threads):
@@ -59,8 +68,11 @@ def _run_rows(x, rows, cols, kind, mode, n_threads):
 
 
 def _compute(plan, mode, n_threads, all_outputs):
-    x = rows_view(plan.X, plan.axis, plan.moved, plan.compute_dtype)
-    return [_restore(_run_rows(x, plan.rows, plan.cols, _KINDS[plan.op.op_type], mode, n_threads), plan)]
+    x = rows_view(plan.X, plan.axis, plan.moved, plan.compute_dtype, n_threads)
+    y = _run_rows(x, plan.rows, plan.cols, _KINDS[plan.op.op_type], mode, n_threads)
+    if plan.moved:
+        y = moved_axes(y, inverse(_last(y.ndim, plan.axis)), None, n_threads)
+    return [rounded_to(y, plan.X.dtype)]
 
 
 def _restore(y, plan):
@@ -158,10 +170,11 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     else:
         axes = axes_argument(name, x.ndim, axis, "x")
     kept = [a for a in range(x.ndim) if a not in axes]
-    moved = np.transpose(x, kept + list(axes))
+    front = kept + list(axes)
+    moved = moved_axes(x, front, compute_dtype(x.dtype), n_threads)
     rows, cols = product(moved.shape[:len(kept)]), product(moved.shape[len(kept):])
-    y = _run_rows(contiguous(moved, compute_dtype(x.dtype)), rows, cols, kind, mode, n_threads)
-    return rounded_to(np.ascontiguousarray(np.transpose(y, np.argsort(kept + list(axes)))), x.dtype)
+    y = _run_rows(moved, rows, cols, kind, mode, n_threads)
+    return rounded_to(moved_axes(y, inverse(front), None, n_threads), x.dtype)
 
 
 def scipy_softmax(x, axis=None, *, mode=None, n_threads=None):

@@ -16,7 +16,7 @@ from normops import InvalidInputError, UnsupportedError  # noqa: E402
 
 def same_bits(a, b):
     a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
 RNG = np.random.default_rng(11)

@@ -53,6 +53,7 @@ include "softmax.pxi"
 include "reduce.pxi"
 include "argcum.pxi"
 include "gelu.pxi"
+include "transpose.pxi"
 
 
 # ----------------------------------------------------------------- checks
