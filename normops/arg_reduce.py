@@ -125,18 +125,10 @@ def _attributes(version):
     return attrs
 
 
-def _register(op_type):
-    return register(OpDef(
-        op_type, versions=(1, 11, 12, 13), inputs=("data",), n_required=1, outputs=("reduced",),
-        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference))
-
-
-ARG_MAX = _register("ArgMax")
-ARG_MIN = _register("ArgMin")
-
-
-def _named(op, data, axis, keepdims, select_last_index, opset, mode, n_threads, full_output):
-    if (full_output is False and plain_float(data) and data.ndim and data.size
+def _try_direct(op, data, axis, keepdims, select_last_index, opset, mode, n_threads):
+    """The direct route (None when it does not apply; the general path then
+    runs and checks everything)."""
+    if (plain_float(data) and data.ndim and data.size
             and type(axis) is int and -data.ndim <= axis < data.ndim
             and type(keepdims) is int and 0 <= keepdims <= 1
             and (opset is None or (type(opset) is int and opset in op._version_cache))
@@ -144,8 +136,33 @@ def _named(op, data, axis, keepdims, select_last_index, opset, mode, n_threads, 
             and (select_last_index == 0 or (select_last_index == 1 and op.version_for(opset) >= 12))):
         n = _config.direct_threads(mode, n_threads, op.op_type)
         if n is not None:
-            return _direct(data, axis + data.ndim if axis < 0 else axis, keepdims, op is ARG_MIN,
+            return _direct(data, axis + data.ndim if axis < 0 else axis, keepdims, op.op_type == "ArgMin",
                            select_last_index, False, n)
+    return None
+
+
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+    y = _try_direct(op, inputs[0], attributes["axis"], attributes["keepdims"],
+                    attributes.get("select_last_index", 0), version, mode, n_threads)
+    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+
+
+def _register(op_type):
+    return register(OpDef(
+        op_type, versions=(1, 11, 12, 13), inputs=("data",), n_required=1, outputs=("reduced",),
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
+
+
+ARG_MAX = _register("ArgMax")
+ARG_MIN = _register("ArgMin")
+
+
+def _named(op, data, axis, keepdims, select_last_index, opset, mode, n_threads, full_output):
+    if full_output is False:
+        y = _try_direct(op, data, axis, keepdims, select_last_index, opset, mode, n_threads)
+        if y is not None:
+            return y
     attributes = {"axis": axis, "keepdims": keepdims}
     if op.version_for(opset) >= 12 or select_last_index != 0:  # refused before opset 12
         attributes["select_last_index"] = select_last_index

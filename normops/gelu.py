@@ -71,15 +71,6 @@ def _reference(plan):
     return [rounded_to(_reference_gelu.gelu(x, b, plan.tanh), plan.X.dtype)]
 
 
-GELU = register(OpDef(
-    "Gelu", versions=(20,), inputs=("X",), n_required=1, outputs=("Y",),
-    attributes={"approximate": "none"}, bind=_bind_gelu, compute=_compute, reference=_reference))
-
-BIAS_GELU = register(OpDef(
-    "BiasGelu", versions=(1,), inputs=("A", "B"), n_required=2, outputs=("C",),
-    attributes={}, bind=_bind_bias_gelu, compute=_compute, reference=_reference, domain="com.microsoft"))
-
-
 def _direct(op, x, b, tanh, opset, mode, n_threads):
     """The per-call direct route (as Softmax's): a ``plain_float`` x (and b
     of x's dtype, 1-D, x's last extent) and arguments that pass their
@@ -97,6 +88,30 @@ def _direct(op, x, b, tanh, opset, mode, n_threads):
     if x.size:
         _isa.kernels.gelu_flat(x, b, y, tanh, _config.resolve_mode(mode, op.op_type) == "fast", n)
     return y
+
+
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+    approximate = attributes.get("approximate", "none")
+    if isinstance(approximate, bytes):
+        approximate = approximate.decode("utf-8", "replace")
+    if type(approximate) is str and approximate in APPROXIMATIONS and (op is GELU or inputs[1] is not None):
+        y = _direct(op, inputs[0], inputs[1] if op is BIAS_GELU else None, approximate == "tanh", None, mode,
+                    n_threads)
+        if y is not None:
+            return [y]
+    return op.call(inputs, attributes, version, mode, n_threads)
+
+
+GELU = register(OpDef(
+    "Gelu", versions=(20,), inputs=("X",), n_required=1, outputs=("Y",),
+    attributes={"approximate": "none"}, bind=_bind_gelu, compute=_compute, reference=_reference,
+    run_fast=_run_fast))
+
+BIAS_GELU = register(OpDef(
+    "BiasGelu", versions=(1,), inputs=("A", "B"), n_required=2, outputs=("C",),
+    attributes={}, bind=_bind_bias_gelu, compute=_compute, reference=_reference, domain="com.microsoft",
+    run_fast=_run_fast))
 
 
 def gelu(X, *, approximate="none", opset=None, mode=None, n_threads=None, full_output=False):

@@ -215,19 +215,11 @@ def _reference(plan):
     return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims, _spec.accumulate)]
 
 
-def _register(op_type):
-    return register(OpDef(
-        op_type, versions=_VERSIONS[op_type][0], inputs=("data", "axes"), n_required=1,
-        outputs=("reduced",), attributes=_attributes_for(op_type), bind=_bind, compute=_compute,
-        reference=_reference))
-
-
-OPS = {op: _register(op) for op in _VERSIONS}
-
-
-def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads, full_output):
-    op = OPS[op_type]
-    if (full_output is False and plain_float(data) and type(keepdims) is int and 0 <= keepdims <= 1
+def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads):
+    """The direct route of a call with the axes as an input (None when it
+    does not apply; the general path then runs and checks everything)."""
+    op_type = op.op_type
+    if (plain_float(data) and type(keepdims) is int and 0 <= keepdims <= 1
             and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0
             and (opset is None or (type(opset) is int and opset in op._version_cache))
             and op.version_for(opset) >= _VERSIONS[op_type][1]):
@@ -235,9 +227,36 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
         if n is not None:
             axis_set = all_axes(data.ndim) if axes is None else _direct_axes(op_type, axes, data.ndim)
             if axis_set is not None:
-                y = direct(op_type, data, axis_set, keepdims, n)
-                if y is not None:
-                    return y
+                return direct(op_type, data, axis_set, keepdims, n)
+    return None
+
+
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+    if version >= _VERSIONS[op.op_type][1]:
+        y = _try_direct(op, inputs[0], inputs[1], attributes["keepdims"], attributes["noop_with_empty_axes"],
+                        version, mode, n_threads)
+        if y is not None:
+            return [y]
+    return op.call(inputs, attributes, version, mode, n_threads)
+
+
+def _register(op_type):
+    return register(OpDef(
+        op_type, versions=_VERSIONS[op_type][0], inputs=("data", "axes"), n_required=1,
+        outputs=("reduced",), attributes=_attributes_for(op_type), bind=_bind, compute=_compute,
+        reference=_reference, run_fast=_run_fast))
+
+
+OPS = {op: _register(op) for op in _VERSIONS}
+
+
+def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads, full_output):
+    op = OPS[op_type]
+    if full_output is False:
+        y = _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads)
+        if y is not None:
+            return y
     version = op.version_for(opset)
     if version < _VERSIONS[op_type][1]:
         inputs = (data, None)

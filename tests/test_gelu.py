@@ -185,9 +185,10 @@ def test_bias_gelu_errors():
 
 
 def test_named_functions_direct_route_gives_the_general_paths_bits(monkeypatch):
-    """normops.gelu / bias_gelu take a direct route for plain float arrays;
-    it must give normops.run's bits (the general path, checked against the
-    reference above), and anything else must fall back to the general path."""
+    """normops.gelu / bias_gelu and normops.run take a direct route for
+    plain float arrays; it must give the general path's bits (OpDef.call,
+    the path the reference comparisons above also check), and anything else
+    must fall back to the general path."""
     import importlib
     gelu_module = importlib.import_module("normops.gelu")  # (normops.gelu is the function)
     taken = []
@@ -210,11 +211,18 @@ def test_named_functions_direct_route_gives_the_general_paths_bits(monkeypatch):
                         del taken[:]
                         y = normops.gelu(x, approximate=approximate, **kw)
                         assert taken == [True]
-                        same_bits(y, normops.run("Gelu", [x], {"approximate": approximate}, **kw)[0])
+                        general = gelu_module.GELU.call((x,), {"approximate": approximate}, None, mode, n_threads)
+                        same_bits(y, general[0])
+                        del taken[:]  # normops.run (the run_fast hook) takes the direct route too
+                        same_bits(normops.run("Gelu", [x], {"approximate": approximate.encode()}, **kw)[0], y)
+                        assert taken == [True]
                     del taken[:]
                     y = normops.bias_gelu(x, b, **kw)
                     assert taken == [True]
-                    same_bits(y, normops.run("BiasGelu", [x, b], domain="com.microsoft", **kw)[0])
+                    same_bits(y, gelu_module.BIAS_GELU.call((x, b), {}, None, mode, n_threads)[0])
+                    del taken[:]
+                    same_bits(normops.run("BiasGelu", [x, b], domain="com.microsoft", **kw)[0], y)
+                    assert taken == [True]
     x = sample(rng, (6, 8), np.float32)
     # other inputs fall back (and still give the general path's bits)
     with np.errstate(over="ignore"):

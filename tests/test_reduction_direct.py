@@ -348,3 +348,34 @@ def test_has_nan_finds_a_nan_anywhere(dtype):
                         z = y.copy()
                         z[i] = v
                         assert reduction.has_nan(z.reshape(1, n), kernels), (level, n, i)
+
+
+REDUCE_OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+              "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_run_takes_the_direct_route_with_the_same_bits_and_errors(routes, dtype):
+    """normops.run (the registry's run_fast hook, which ONNX sessions use
+    too) goes the named functions' direct route: same results, same errors."""
+    taken = 0
+    for shape in [(7,), (5, 33), (3, 4, 17)]:
+        x = special(shape, dtype)
+        for op in REDUCE_OPS:
+            for axes in (None, np.array([0]), np.array([-1]), np.array([], np.int64), [0, 0], np.array([5])):
+                for attrs in ({}, {"keepdims": 0}, {"noop_with_empty_axes": 1}):
+                    for opset in (None, 13, 18):
+                        inputs = [x] if axes is None else [x, axes]
+                        label = f"{op}{shape} axes={axes} {attrs} opset={opset}"
+                        got, want, took = routes.both(normops.run, op, inputs, attrs, opset=opset, n_threads=2)
+                        assert_identical(got, want, label)
+                        taken += took
+        for op in ("ArgMax", "ArgMin"):
+            for attrs in ({}, {"axis": -1, "keepdims": 0}, {"axis": -1, "select_last_index": 1},
+                          {"axis": 9}, {"axis": 1.5}):
+                for opset in (None, 11, 13):
+                    label = f"{op}{shape} {attrs} opset={opset}"
+                    got, want, took = routes.both(normops.run, op, [x], attrs, opset=opset, n_threads=1)
+                    assert_identical(got, want, label)
+                    taken += took
+    assert taken > 100
