@@ -70,14 +70,15 @@ def _run_rows(x, rows, cols, kind, mode, n_threads):
 def _compute(plan, mode, n_threads, all_outputs):
     x = rows_view(plan.X, plan.axis, plan.moved, plan.compute_dtype, n_threads)
     y = _run_rows(x, plan.rows, plan.cols, _KINDS[plan.op.op_type], mode, n_threads)
-    if plan.moved:
+    return [_restore(y, plan, n_threads)]
+
+
+def _restore(y, plan, n_threads=None):
+    """Back to X's layout and dtype (one rounding for float16/bfloat16); the
+    copy as in ``rows_view``."""
+    if plan.moved and n_threads is not None:
         y = moved_axes(y, inverse(_last(y.ndim, plan.axis)), None, n_threads)
-    return [rounded_to(y, plan.X.dtype)]
-
-
-def _restore(y, plan):
-    """Back to X's layout and dtype (one rounding for float16/bfloat16)."""
-    if plan.moved:
+    elif plan.moved:
         y = np.ascontiguousarray(np.moveaxis(y, -1, plan.axis))
     return rounded_to(y, plan.X.dtype)
 
