@@ -142,9 +142,8 @@ def axis_in_range(op, what, axis, ndim, input_name):
     """An int axis normalised into [0, ndim); ``what`` names it in the error
     ("attribute 'axis'", "input 'axis'")."""
     if not -ndim <= axis < ndim:
-        raise InvalidInputError(
-            f"{op}: {what}={axis} is out of range for input {input_name!r} of rank {ndim} "
-            f"(valid: {-ndim}..{ndim - 1})")
+        valid = f"valid: {-ndim}..{ndim - 1}" if ndim else "it has no axes"
+        raise InvalidInputError(f"{op}: {what}={axis} is out of range for input {input_name!r} of rank {ndim} ({valid})")
     return axis + ndim if axis < 0 else axis
 
 
@@ -158,6 +157,12 @@ def axes_argument(name, ndim, axis, input_name):
     axes in [0, ndim); repeated axes are an error."""
     if axis is None:
         return tuple(range(ndim))
+    if ndim == 0 and not isinstance(axis, tuple):
+        # NumPy lets a 0-d array take an int axis 0 or -1 (not in a tuple)
+        if int_attribute(name, "axis", axis) not in (0, -1):
+            raise InvalidInputError(f"{name}: argument 'axis'={axis} is out of range for the 0-d input "
+                                    f"{input_name!r} (it takes 0 or -1 only)")
+        return ()
     axes = tuple(sorted(axis_attribute(name, "axis", a, ndim, input_name)
                         for a in (axis if isinstance(axis, tuple) else (axis,))))
     if len(set(axes)) != len(axes):

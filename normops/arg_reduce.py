@@ -196,7 +196,8 @@ def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
             if axis is None:
                 index = _direct(a, None, keepdims, is_min, False, True, n)
                 return index if index.ndim else _INTP.type(index[()])
-            return _direct(a, axis + a.ndim if axis < 0 else axis, keepdims, is_min, False, True, n)
+            index = _direct(a, axis + a.ndim if axis < 0 else axis, keepdims, is_min, False, True, n)
+            return index if index.ndim else _INTP.type(index[()])  # a scalar, as NumPy gives
     a = array_input(name, "a", a)
     if a.dtype.kind == "b":
         a = a.view(np.uint8)  # False < True, as NumPy compares them
@@ -225,6 +226,7 @@ def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
             raise InvalidInputError(f"{name}: attempt to get {name} of an empty sequence")
         index = run_kernel(a, a.shape, axis, is_min, False, True, n_threads)
         result = index.reshape(reduced_shape(a.shape, axis, keepdims)).astype(_INTP, copy=False)
+        result = result if result.ndim else _INTP.type(result[()])
     if out is None:
         return result
     if not isinstance(out, np.ndarray) or out.dtype != _INTP or out.shape != np.shape(result):

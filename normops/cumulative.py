@@ -152,9 +152,16 @@ def _numpy_cumulative(name, a, axis, dtype, out, n_threads, multiply):
     if not (a.dtype.kind in "biu" or _kernel_dtype(a.dtype) is not None):
         raise UnsupportedError(f"{name}: input 'a' has dtype {a.dtype}, which normops does not serve "
                                f"(floating, integer and bool arrays only)")
-    if dtype is None and out is not None and isinstance(out, np.ndarray):
-        dtype = out.dtype  # NumPy accumulates in out's dtype
+    given = dtype
     dtype = _numpy_dtype(name, a.dtype, dtype)
+    if given is None and isinstance(out, np.ndarray) and out.dtype != dtype:
+        # NumPy accumulates in the common type of its default and out's
+        # dtype (float64 input into an int64 out adds in float64), then casts
+        try:
+            common = np.result_type(dtype, out.dtype)
+        except TypeError:  # e.g. types without a promotion rule
+            common = out.dtype
+        dtype = _numpy_dtype(name, a.dtype, common)
     n_threads = _config.kernel_threads(n_threads, name)
     if axis is None or a.ndim == 0:
         if axis is not None:  # a 0-d array takes axis 0 or -1, as in NumPy
@@ -181,7 +188,9 @@ def _numpy_cumulative(name, a, axis, dtype, out, n_threads, multiply):
 def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
     """``numpy.cumsum``: the cumulative sum along ``axis`` (None: of the
     flattened array), with NumPy's result dtype (bool and small integers
-    give int64 / uint64; ``dtype`` or ``out``'s dtype when given). Floats
+    give int64 / uint64; ``dtype`` when given; with ``out`` and no
+    ``dtype``, the sums run in the common type of that default and
+    ``out``'s dtype and are cast into ``out``, as in NumPy). Floats
     are added sequentially like NumPy, so float32/float64 results equal
     NumPy's; float16/bfloat16 keep a float32 running sum and round each
     output once (NumPy rounds every partial sum to float16). Integer sums
@@ -191,8 +200,8 @@ def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
 
 def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
     """``numpy.cumprod``: the cumulative product along ``axis`` (None: of
-    the flattened array), with NumPy's result dtype (bool and small integers
-    give int64 / uint64; ``dtype`` or ``out``'s dtype when given). Floats
+    the flattened array), with NumPy's result dtype and its rule for
+    ``dtype`` and ``out`` (see ``cumsum``). Floats
     are multiplied sequentially like NumPy, so float32/float64 results equal
     NumPy's (NaN payloads aside); float16/bfloat16 keep a float32 running
     product and round each output once (NumPy rounds every partial product

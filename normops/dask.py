@@ -172,15 +172,11 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_ty
 
 # ---------------------------------------------------------- softmax family
 
-def _scipy_axes(name, x, axis):
-    return () if x.ndim == 0 else axes_argument(name, x.ndim, axis, "x")
-
-
 def _scipy_style(name, function, x, axis, mode, n_threads):
     x = _dask_input(name, x, "x")
     if x.dtype.kind in "iub":  # SciPy computes integers in float64
         x = x.astype(np.float64)
-    axes = _scipy_axes(name, x, axis)
+    axes = axes_argument(name, x.ndim, axis, "x")  # (a 0-d x takes axis None, 0, -1 or ())
     mode = _config.resolve_mode(mode, name)
 
     def call(block, shift):

@@ -33,6 +33,14 @@ def _axes(name, axis, ndim):
         return all_axes(ndim)
     if type(axis) is int and -ndim <= axis < ndim:  # the common case, without the general checks
         return ONE_AXIS[axis + ndim if axis < 0 else axis]
+    if ndim == 0 and name != "mean" and not isinstance(axis, (tuple, bool, np.bool_)):
+        # NumPy lets a 0-d array take an int axis 0 or -1 (not a tuple): no
+        # axis; except numpy.mean, which counts the elements along it
+        try:
+            if operator.index(axis) in (0, -1):
+                return all_axes(0)
+        except TypeError:
+            pass  # refused below
     values = axis if isinstance(axis, tuple) else (axis,)
     ints = []
     for v in values:
@@ -43,7 +51,7 @@ def _axes(name, axis, ndim):
         except TypeError:
             raise InvalidInputError(f"{name}: argument 'axis' must be None, an int or a tuple of ints, "
                                     f"not {axis!r}") from None
-    return normalize_axes(name, "argument 'axis'", ints, ndim)
+    return normalize_axes(name, "argument 'axis'", ints, ndim, "a")
 
 
 def _direct(name, kind, a, axis, keepdims, mode, n_threads):

@@ -54,14 +54,15 @@ def _axes_values(name, argument, axes):
         raise InvalidInputError(f"{name}: attribute 'axes' must be a list of integers, not {axes!r}") from None
 
 
-def normalize_axes(name, argument, values, ndim):
-    """The axis set in [0, ndim): out-of-range and repeated axes refused."""
+def normalize_axes(name, argument, values, ndim, data="data"):
+    """The axis set in [0, ndim): out-of-range and repeated axes refused
+    (data: the input's name in the messages)."""
     seen = set()
     for v in values:
         if not -ndim <= v < ndim:
+            valid = f"valid: {-ndim}..{ndim - 1}" if ndim else "it has no axes"
             raise InvalidInputError(
-                f"{name}: {argument} holds axis {v}, out of range for input 'data' of rank {ndim} "
-                f"(valid: {-ndim}..{ndim - 1})")
+                f"{name}: {argument} holds axis {v}, out of range for input '{data}' of rank {ndim} ({valid})")
         a = v + ndim if v < 0 else v
         if a in seen:
             raise InvalidInputError(f"{name}: {argument} repeats axis {v} ({list(values)})")

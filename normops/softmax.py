@@ -164,18 +164,14 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     x = float_input(name, "x", x)
     mode = _config.resolve_mode(mode, name)
     n_threads = _config.kernel_threads(n_threads, name)
-    if x.ndim == 0:
-        axes = ()
-    elif axis is None:
-        axes = tuple(range(x.ndim))
-    else:
-        axes = axes_argument(name, x.ndim, axis, "x")
+    axes = axes_argument(name, x.ndim, axis, "x")
     kept = [a for a in range(x.ndim) if a not in axes]
     front = kept + list(axes)
     moved = moved_axes(x, front, compute_dtype(x.dtype), n_threads)
     rows, cols = product(moved.shape[:len(kept)]), product(moved.shape[len(kept):])
     y = _run_rows(moved, rows, cols, kind, mode, n_threads)
-    return rounded_to(moved_axes(y, inverse(front), None, n_threads), x.dtype)
+    y = rounded_to(moved_axes(y, inverse(front), None, n_threads), x.dtype)
+    return y[()] if y.ndim == 0 else y  # a 0-d input gives a scalar, as in SciPy
 
 
 def scipy_softmax(x, axis=None, *, mode=None, n_threads=None):
@@ -186,5 +182,7 @@ def scipy_softmax(x, axis=None, *, mode=None, n_threads=None):
 
 
 def scipy_log_softmax(x, axis=None, *, mode=None, n_threads=None):
-    """``scipy.special.log_softmax(x, axis=None)`` by normops' kernels."""
+    """``scipy.special.log_softmax(x, axis=None)`` by normops' kernels:
+    x - max - log(sum(exp(x - max))). A row holding NaN or +inf is NaN
+    throughout (decisions.md §3; SciPy gives -inf beside an +inf)."""
     return _scipy_style("log_softmax", 1, x, axis, mode, n_threads)

@@ -505,6 +505,12 @@ def test_numpy_style_argmax_argmin_equal_numpy(dtype):
         out = np.empty((4, 6), np.intp)
         assert ours(x, 1, out) is out and np.array_equal(out, theirs(x, 1))
     assert normops.argmax(np.float32(3)) == 0 and normops.argmax(np.float32(3), axis=0) == 0
+    for ours, theirs in ((normops.argmax, np.argmax), (normops.argmin, np.argmin)):
+        # a 0-d result is a NumPy scalar, through both routes (float32 takes the direct one)
+        for v in (x[:, 0, 0], x[:, 0, 0].astype(np.float32), np.float32(3), [1, 5, 2]):
+            for axis in (None, 0, -1):
+                got, want = ours(v, axis=axis), theirs(v, axis=axis)
+                assert type(got) is type(want) and got == want, (v, axis)
     assert normops.argmin(x, axis=1, keepdims=1).shape == np.argmin(x, axis=1, keepdims=1).shape
 
 
@@ -540,6 +546,26 @@ def test_numpy_style_cumsum_equals_numpy(dtype):
     assert normops.cumsum(x, 1, out=out) is out
     same_bits(out, np.cumsum(x, 1, out=np.empty(x.shape, np.float64)))
     same_bits(normops.cumsum(x[0, 0, 0]), np.cumsum(x[0, 0, 0]))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_numpy_style_cumulative_into_out_of_another_dtype(name):
+    # with out= and no dtype=, NumPy works in the common type of its default
+    # and out's dtype, then casts into out (float64 into an int64 out adds
+    # 0.5s in float64; float64 into a float32 out keeps float64 partials)
+    rng = np.random.default_rng(11)
+    inputs = [np.array([0.5, 0.5, 0.5, 1.5, 2.5]), np.array([1e8, 1, -1e8, 3, 0.25]),
+              np.array([1e8, 1, -1e8, 3, 0.25], np.float32), np.array([2 ** 62, 2 ** 62, 5, 1, 2], np.int64),
+              np.array([100, 100, 100, -7, 3], np.int8), np.array([True, True, False, True, True]),
+              (rng.standard_normal(5) * 3).astype(np.float32), np.array([2 ** 63, 5, 1, 2, 3], np.uint64)]
+    for x in inputs:
+        for out_dtype in (np.int64, np.int8, np.uint8, np.float32, np.float64, np.float16, np.bool_):
+            with np.errstate(over="ignore", invalid="ignore"):
+                want = getattr(np, name)(x, out=np.empty(x.shape, out_dtype))
+                out = np.empty(x.shape, out_dtype)
+                got = getattr(normops, name)(x, out=out)
+            assert got is out
+            same_bits(got, want)
 
 
 def test_numpy_style_cumsum_errors_and_float16():

@@ -512,6 +512,31 @@ def test_numpy_style_matches_numpy(name, dtype):
                                    atol=rtol * scale if name in ("sum", "mean") else 0)
 
 
+def test_numpy_style_zero_dimensional_axis():
+    # NumPy lets a 0-d array take an int axis 0 or -1 (not a tuple); SciPy's
+    # logsumexp too
+    special = pytest.importorskip("scipy.special")
+    for x in (np.float32(2.5), np.array(-1.0), np.array(7, np.int16)):
+        for name in ("sum", "prod", "mean", "max", "min"):
+            for axis in (0, -1, (), None):
+                try:
+                    want = getattr(np, name)(x, axis=axis)
+                except ValueError:  # numpy.mean refuses axis 0 of a 0-d array
+                    with pytest.raises(InvalidInputError, match=f"{name}.*axis.*'a'"):
+                        getattr(normops, name)(x, axis=axis)
+                    continue
+                got = getattr(normops, name)(x, axis=axis)
+                assert type(got) is type(want) and got == want, (name, x, axis)
+            for axis in (1, -2, (0,), (-1,), (0, 0)):
+                with pytest.raises(InvalidInputError, match=f"{name}.*axis.*'a'"):
+                    getattr(normops, name)(x, axis=axis)
+        if x.dtype.kind == "f":
+            for axis in (0, -1):
+                assert normops.logsumexp(x, axis=axis) == special.logsumexp(x, axis=axis)
+            with pytest.raises(InvalidInputError, match="logsumexp.*axis"):
+                normops.logsumexp(x, axis=1)
+
+
 def test_numpy_style_arguments():
     x = RNG.standard_normal((4, 6)).astype(np.float32)
     assert normops.sum(x, dtype=np.float64).dtype == np.float64

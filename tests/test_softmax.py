@@ -176,6 +176,20 @@ def test_scipy_style_functions(axis, dtype):
         np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
 
 
+def test_scipy_style_zero_dimensional_input():
+    # SciPy gives a NumPy scalar; a 0-d array takes axis None, 0, -1 or ()
+    # like NumPy, and any other axis is an error, not ignored
+    special = pytest.importorskip("scipy.special")
+    for x in (np.array(2.0), np.float32(-3), 7):
+        for ours, theirs in ((normops.softmax, special.softmax), (normops.log_softmax, special.log_softmax)):
+            for axis in (None, 0, -1, ()):
+                got, want = ours(x, axis=axis), theirs(x, axis=axis)
+                assert type(got) is type(want) and got == want, (x, axis)
+            for axis in (1, -2, (0,), "0", 1.0):
+                with pytest.raises(InvalidInputError, match="axis"):
+                    ours(x, axis=axis)
+
+
 def test_scipy_style_matches_the_operator_bits():
     x = np.random.default_rng(5).standard_normal((4, 9)).astype(np.float32)
     same_bits(normops.softmax(x, axis=1), normops.run("Softmax", [x], {"axis": 1})[0])

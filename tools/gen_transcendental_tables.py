@@ -12,6 +12,7 @@ again reproduces the committed header byte for byte.
     python tools/gen_transcendental_tables.py --check    # exit 1 if it differs
 """
 import argparse
+import struct
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -195,6 +196,19 @@ def c_float(d):
     return float.hex(d) + "f"
 
 
+def c_u64(u):
+    return f"0x{u:016X}ull"
+
+
+def biased_patterns(table):
+    """Entry j of a 2^(j/256) table as its binary64 pattern minus j << 44
+    (mod 2^64): adding k << 44, k = 256 m + j, then gives the pattern of
+    2^(j/256) 2^m in one integer addition (the kernels take k << 44 straight
+    from the shifted sum whose low bits are k)."""
+    return [(struct.unpack("<Q", struct.pack("<d", v))[0] - (j << 44)) % (1 << 64)
+            for j, v in enumerate(table)]
+
+
 def table(ctype, name, values, fmt, per_line):
     lines = [f"static const {ctype} {name}[{len(values)}] = {{"]
     for start in range(0, len(values), per_line):
@@ -225,8 +239,9 @@ def render():
         table("double", "normops_exp_hi", exp_hi, c_double, 2),
         table("double", "normops_exp_lo", exp_lo, c_double, 2),
         "",
-        "/* exp32's quick path: 2^(j/256), rounded once to double */",
-        table("double", "normops_expq_table", quick_table, c_double, 2),
+        "/* exp32's quick path: 2^(j/256) rounded once to double, as its pattern",
+        " * minus j << 44 (transcendental.h: normops_exp32_quick) */",
+        table("uint64_t", "normops_expq_biased", biased_patterns(quick_table), c_u64, 2),
         "",
         "/* log, entry i for mantissas in [1 + i/128, 1 + (i+1)/128): invc has 12",
         " * significant bits (m * invc exact); -log(invc) = logc_hi + logc_lo with",

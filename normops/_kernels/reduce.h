@@ -99,7 +99,7 @@ NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int
     }
 
 /* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map */
-#define NORMOPS_DEFINE_REDUCE(T, N, EXP)                                                     \
+#define NORMOPS_DEFINE_REDUCE(T, N, EXP, EXP_SHIFTED)                                               \
 NORMOPS_ALWAYS_INLINE T N##_identity(int op) {                                               \
     const T inf = (T)__builtin_inf();                                                        \
     if (op == NORMOPS_R_PROD) return 1;                                                      \
@@ -245,8 +245,7 @@ static inline T N##_row_exp(const T* x, ptrdiff_t n, T c) {                     
     T e[NORMOPS_EXP_PIECE];                                                                  \
     for (ptrdiff_t i = 0; i < n; i += NORMOPS_EXP_PIECE) {                                   \
         ptrdiff_t m = n - i < NORMOPS_EXP_PIECE ? n - i : NORMOPS_EXP_PIECE;                 \
-        for (ptrdiff_t j = 0; j < m; j++) e[j] = x[i + j] - c;  /* rounded before exp */     \
-        normops_tfunc_map(EXP, e, e, m);                                                     \
+        EXP_SHIFTED(x + i, c, e, m);  /* exp(x - c), the difference rounded first */        \
         ptrdiff_t full = m - m % 16, k;                                                      \
         for (k = 0; k < full; k += 16) N##_add16(&p, e + k, 0, NORMOPS_TERM_VALUE);          \
         if (full < m) N##_add_tail(&p, e + full, m - full, 0, NORMOPS_TERM_VALUE);           \
@@ -309,8 +308,8 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
     }                                                                                        \
 }
 
-NORMOPS_DEFINE_REDUCE(float, normops_f32, NORMOPS_T_EXP32)
-NORMOPS_DEFINE_REDUCE(double, normops_f64, NORMOPS_T_EXP64)
+NORMOPS_DEFINE_REDUCE(float, normops_f32, NORMOPS_T_EXP32, normops_exp32_shifted_array)
+NORMOPS_DEFINE_REDUCE(double, normops_f64, NORMOPS_T_EXP64, normops_exp64_shifted_array)
 
 /* Integers (decisions.md §4): sums, sums of squares and products wrap
  * around (computed in the unsigned type U, so no signed overflow), |x| of

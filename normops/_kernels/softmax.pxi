@@ -110,7 +110,7 @@ cdef floating softmax_row_sum(const floating* x, floating* e, Py_ssize_t n, bint
         # e[j] = exp32(x[j] - m), the difference rounded first, in one pass
         if fast:
             return normops_exp32_fast_shifted_sum16(x, m, e, n, keep, next, row_max)
-        normops_exp32_shifted_array(x, m, e, n)
+        normops_exp32_below_max_array(x, m, e, n)  # every x[j] - m is <= 0 or NaN
         return sum16(e, n)
     # float64 has one exponential in both flavours
     for j in range(n):

@@ -149,13 +149,15 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_quick(float x, uint32_t* hard) {
     /* x = k ln2/256 + r, |r| <= ln2/512 plus roundings */
     double t = z * NORMOPS_EXPQ_INVL + NORMOPS_SHIFT64;
     double kd = t - NORMOPS_SHIFT64;
-    uint64_t k = normops_d2u(t) - normops_d2u(NORMOPS_SHIFT64);
     double r = z - kd * NORMOPS_EXPQ_L;
     double p = r + (r * r) * (NORMOPS_EXP_C2 + r * NORMOPS_EXP_C3);
-    uint64_t j = k & 255;
-    /* 2^(j/256) 2^m: m added to the table value's exponent (the result is
-     * a normal double for m from -151 to 129): exact */
-    double th = normops_u2d(normops_d2u(normops_expq_table[j]) + ((k - j) << 44));
+    /* The pattern of t is that of the shift plus k, and the shift's pattern
+     * has 48 low zero bits: so its low 8 bits are j = k mod 256 and, shifted
+     * left by 44, it is k << 44 (mod 2^64). With the table's patterns biased
+     * by -(j << 44), one integer addition gives 2^(j/256) 2^m, k = 256 m + j
+     * (m added to the exponent: a normal double for m in [-151, 129]). */
+    uint64_t tb = normops_d2u(t);
+    double th = normops_u2d(normops_expq_biased[tb & 255] + (tb << 44));
     double y = th + th * p;
     uint64_t below = normops_d2u(y) & 0x1FFFFFFFu;
     uint32_t near_boundary = below - (0x10000000u - NORMOPS_EXPQ_TOLERANCE) < 2 * NORMOPS_EXPQ_TOLERANCE;
@@ -426,38 +428,42 @@ NORMOPS_SCALAR_MAP(exp32, float)
 
 #if defined(__AVX512F__)
 /* normops_exp32_quick on 8 doubles (z, the clamped input widened): y, and
- * in *near the lanes within the tolerance of a rounding boundary. The same
- * operations in the same order as the scalar function (separate mul and
- * add: no FMA), so the same bits. */
-NORMOPS_ALWAYS_INLINE __m512d normops_exp32_quick8(__m512d z, __mmask8* near) {
+ * the lanes' distances from a rounding boundary min-accumulated into
+ * *nearest (a lane is near when its distance is below 2 * TOLERANCE; one
+ * unsigned minimum per vector, and one test per block). The same operations
+ * in the same order as the scalar function (separate mul and add: no FMA),
+ * so the same y. */
+NORMOPS_ALWAYS_INLINE __m512d normops_exp32_quick8(__m512d z, __m512i* nearest) {
     const __m512d shift = _mm512_set1_pd(NORMOPS_SHIFT64);
     __m512d t = _mm512_add_pd(_mm512_mul_pd(z, _mm512_set1_pd(NORMOPS_EXPQ_INVL)), shift);
     __m512d kd = _mm512_sub_pd(t, shift);
-    __m512i k = _mm512_sub_epi64(_mm512_castpd_si512(t), _mm512_castpd_si512(shift));
     __m512d r = _mm512_sub_pd(z, _mm512_mul_pd(kd, _mm512_set1_pd(NORMOPS_EXPQ_L)));
     __m512d q = _mm512_add_pd(_mm512_set1_pd(NORMOPS_EXP_C2), _mm512_mul_pd(r, _mm512_set1_pd(NORMOPS_EXP_C3)));
     __m512d p = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), q));
-    __m512i j = _mm512_and_si512(k, _mm512_set1_epi64(255));
-    __m512i tj = _mm512_castpd_si512(_mm512_i64gather_pd(j, normops_expq_table, 8));
-    __m512d th = _mm512_castsi512_pd(_mm512_add_epi64(tj, _mm512_slli_epi64(_mm512_sub_epi64(k, j), 44)));
+    __m512i tb = _mm512_castpd_si512(t);
+    __m512i j = _mm512_and_si512(tb, _mm512_set1_epi64(255));
+    __m512i tj = _mm512_i64gather_epi64(j, (const long long*)normops_expq_biased, 8);
+    __m512d th = _mm512_castsi512_pd(_mm512_add_epi64(tj, _mm512_slli_epi64(tb, 44)));
     __m512d y = _mm512_add_pd(th, _mm512_mul_pd(th, p));
     __m512i below = _mm512_and_si512(_mm512_castpd_si512(y), _mm512_set1_epi64(0x1FFFFFFF));
     below = _mm512_sub_epi64(below, _mm512_set1_epi64(0x10000000 - NORMOPS_EXPQ_TOLERANCE));
-    *near = _mm512_cmplt_epu64_mask(below, _mm512_set1_epi64(2 * NORMOPS_EXPQ_TOLERANCE));
+    *nearest = _mm512_min_epu64(*nearest, below);
     return y;
 }
 
-/* normops_exp32_quick on 16 lanes; the hard lanes or-ed into *hard */
-NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 x, __mmask16* hard) {
-    __m512 c = _mm512_min_ps(x, _mm512_set1_ps(89.0f));      /* x < 89 ? x : 89 */
+/* normops_exp32_quick on 16 lanes: subnormal lanes or-ed into *hard, the
+ * distances min-accumulated into *nearest. below_89: the caller knows that
+ * every lane that is not NaN is at most 89 (Softmax's x - max <= 0), so the
+ * upper clamp is left out (a NaN lane becomes -104 instead of 89 in the
+ * clamp; the blend restores the NaN either way). */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 x, __mmask16* hard, __m512i* nearest, int below_89) {
+    __m512 c = below_89 ? x : _mm512_min_ps(x, _mm512_set1_ps(89.0f));  /* x < 89 ? x : 89 */
     c = _mm512_max_ps(c, _mm512_set1_ps(-104.0f));           /* c > -104 ? c : -104 */
-    __mmask16 subnormal = _mm512_cmp_ps_mask(c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ)
-                          & _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_GT_OQ);
-    __mmask8 near_lo, near_hi;
-    __m512d y_lo = normops_exp32_quick8(_mm512_cvtps_pd(_mm512_castps512_ps256(c)), &near_lo);
+    *hard |= _mm512_cmp_ps_mask(c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ)
+             & _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_GT_OQ);
+    __m512d y_lo = normops_exp32_quick8(_mm512_cvtps_pd(_mm512_castps512_ps256(c)), nearest);
     __m512d y_hi = normops_exp32_quick8(
-        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c), 1))), &near_hi);
-    *hard |= (__mmask16)(near_lo | ((unsigned)near_hi << 8)) | subnormal;
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c), 1))), nearest);
     __m512 out = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(y_lo)), _mm512_cvtpd_ps(y_hi), 1);
     __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     return _mm512_mask_blend_ps(nan, out, _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
@@ -469,28 +475,32 @@ NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 x, __mmask16* hard) {
  * In explicit 16-lane vectors (gcc's vectorisation of the plain loop below
  * gives the same bits, more slowly); the tail through a masked load (zeros,
  * never hard) and store. */
-static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y, ptrdiff_t n) {
+NORMOPS_ALWAYS_INLINE uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y,
+                                                         ptrdiff_t n, int below_89) {
     __m512 s = _mm512_set1_ps(shift);
     __mmask16 hard = 0;
+    __m512i nearest = _mm512_set1_epi64(-1);
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
         _mm512_storeu_ps(d + i, v);
-        _mm512_storeu_ps(y + i, normops_exp32_quick16(v, &hard));
+        _mm512_storeu_ps(y + i, normops_exp32_quick16(v, &hard, &nearest, below_89));
     }
     if (i < n) {
         __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
         __mmask16 h = 0;
         __m512 v = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
         _mm512_mask_storeu_ps(d + i, m, v);
-        _mm512_mask_storeu_ps(y + i, m, normops_exp32_quick16(v, &h));
+        _mm512_mask_storeu_ps(y + i, m, normops_exp32_quick16(v, &h, &nearest, below_89));
         hard |= h & m;
     }
-    return hard != 0;
+    return hard != 0 || _mm512_cmplt_epu64_mask(nearest, _mm512_set1_epi64(2 * NORMOPS_EXPQ_TOLERANCE)) != 0;
 }
 #else
 NORMOPS_NO_PRE NORMOPS_GATHER_TUNE
-static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y, ptrdiff_t n) {
+static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y, ptrdiff_t n,
+                                          int below_89) {
+    (void)below_89;  /* (the scalar clamp costs nothing worth saving) */
     uint32_t hard = 0;
     NORMOPS_IVDEP
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -506,14 +516,25 @@ static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d,
 /* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the
  * Softmax step); y may be x. The quick path writes y directly: the
  * careful one, when needed, starts again from the differences in d, so
- * overwriting x (y = x) loses nothing. */
-static void normops_exp32_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
+ * overwriting x (y = x) loses nothing. below_89 as in quick16. */
+NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float shift, float* y, ptrdiff_t n,
+                                                     int below_89) {
     float d[NORMOPS_QUICK_BLOCK];
     for (ptrdiff_t b = 0; b < n; b += NORMOPS_QUICK_BLOCK) {
         ptrdiff_t len = n - b < NORMOPS_QUICK_BLOCK ? n - b : NORMOPS_QUICK_BLOCK;
-        if (normops_exp32_quick_block(x + b, shift, d, y + b, len))
+        if (normops_exp32_quick_block(x + b, shift, d, y + b, len, below_89))
             normops_exp32_exact_array(d, y + b, len);
     }
+}
+
+static void normops_exp32_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
+    normops_exp32_shifted_blocks(x, shift, y, n, 0);
+}
+
+/* The same for shift = the maximum of x's non-NaN elements (Softmax's
+ * step 3): every difference that is not NaN is at most 0. */
+static void normops_exp32_below_max_array(const float* x, float max, float* y, ptrdiff_t n) {
+    normops_exp32_shifted_blocks(x, max, y, n, 1);
 }
 
 /* x - 0 is x for every float32 (-0 included), so this is plain exp32 */
@@ -536,6 +557,13 @@ static void normops_exp32_fast_array(const float* x, float* y, ptrdiff_t n) {
 }
 NORMOPS_MAPS(exp64, double)
 NORMOPS_MAPS(log64, double)
+
+/* y[i] = exp64(x[i] - shift), the difference rounded first; y may be x */
+static void normops_exp64_shifted_array(const double* x, double shift, double* y, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++)
+        y[i] = x[i] - shift;
+    normops_exp64_array(y, y, n);
+}
 
 /* One entry for the Cython chunk loops. */
 enum normops_tfunc {

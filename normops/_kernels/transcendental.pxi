@@ -19,6 +19,7 @@ cdef extern from "transcendental.h" nogil:
     void normops_log64_array(const double* x, double* y, Py_ssize_t n)
     # y[i] = exp(x[i] - shift), the difference rounded to float32 first
     void normops_exp32_shifted_array(const float* x, float shift, float* y, Py_ssize_t n)
+    void normops_exp32_below_max_array(const float* x, float max, float* y, Py_ssize_t n)
     void normops_exp32_fast_shifted_array(const float* x, float shift, float* y, Py_ssize_t n)
     # for the entry points below
     enum normops_tfunc:
