@@ -98,8 +98,9 @@ NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int
         m3 = N##_stepv(m3, *(const N##_unaligned*)(x + i + 3 * N##_LANES), op);   \
     }
 
-/* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map */
-#define NORMOPS_DEFINE_REDUCE(T, N, EXP, EXP_SHIFTED)                                               \
+/* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map;
+ * EXP_SHIFTED(x, c, y, n): y = exp(x - c), the difference rounded first */
+#define NORMOPS_DEFINE_REDUCE(T, N, EXP, EXP_SHIFTED)                                        \
 NORMOPS_ALWAYS_INLINE T N##_identity(int op) {                                               \
     const T inf = (T)__builtin_inf();                                                        \
     if (op == NORMOPS_R_PROD) return 1;                                                      \
@@ -245,7 +246,7 @@ static inline T N##_row_exp(const T* x, ptrdiff_t n, T c) {                     
     T e[NORMOPS_EXP_PIECE];                                                                  \
     for (ptrdiff_t i = 0; i < n; i += NORMOPS_EXP_PIECE) {                                   \
         ptrdiff_t m = n - i < NORMOPS_EXP_PIECE ? n - i : NORMOPS_EXP_PIECE;                 \
-        EXP_SHIFTED(x + i, c, e, m);  /* exp(x - c), the difference rounded first */        \
+        EXP_SHIFTED(x + i, c, e, m);  /* exp(x - c), the difference rounded first */         \
         ptrdiff_t full = m - m % 16, k;                                                      \
         for (k = 0; k < full; k += 16) N##_add16(&p, e + k, 0, NORMOPS_TERM_VALUE);          \
         if (full < m) N##_add_tail(&p, e + full, m - full, 0, NORMOPS_TERM_VALUE);           \
