@@ -6,6 +6,7 @@ resolves a node's schema.
 """
 import bisect
 import operator
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -113,7 +114,15 @@ class OpDef:
 
     def pad_inputs(self, inputs):
         """The inputs as a list with one entry per ONNX input (None = absent)."""
-        inputs = list(inputs)
+        # a mapping would give its keys, an array its rows: refused, not guessed
+        if inputs is None or isinstance(inputs, (Mapping, np.ndarray, str, bytes)):
+            raise InvalidInputError(f"{self.op_type}: argument 'inputs' must be a list or tuple of arrays in "
+                                    f"ONNX order ({', '.join(self.inputs)}), not {type(inputs).__name__}")
+        try:
+            inputs = list(inputs)
+        except TypeError:
+            raise InvalidInputError(f"{self.op_type}: argument 'inputs' must be a list or tuple of arrays, "
+                                    f"not {type(inputs).__name__}") from None
         if len(inputs) > len(self.inputs):
             raise InvalidInputError(
                 f"{self.op_type}: takes at most {len(self.inputs)} inputs ({', '.join(self.inputs)}), "

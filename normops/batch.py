@@ -73,9 +73,7 @@ def _with_index(exc, index, where):
     return exc
 
 
-def _generate(func, arrays, args, kwargs, max_workers, n_threads, progress, where, total):
-    mode = _config.get_config()["mode"]
-
+def _generate(func, arrays, args, kwargs, max_workers, n_threads, mode, progress, where, total):
     def call(item):
         # the caller's flavour, and the per-call thread count, in this worker
         with _config.config(mode=mode, n_threads=n_threads):
@@ -132,7 +130,10 @@ def _prepare(func, arrays, max_workers, n_threads, progress, where):
         total = len(arrays)
     except TypeError:
         total = None
-    return workers, n_threads, total
+    # the flavour in force now, in the calling thread (a generator body runs
+    # only when consumed, perhaps outside the caller's normops.config block)
+    mode = _config.get_config()["mode"]
+    return workers, n_threads, mode, total
 
 
 def imap_batch(func, arrays, *args, max_workers=None, n_threads=1, progress=False, **kwargs):
@@ -144,8 +145,8 @@ def imap_batch(func, arrays, *args, max_workers=None, n_threads=1, progress=Fals
     are in flight. Closing the generator early cancels the calls not yet
     started. Arguments are checked when the generator is created.
     """
-    workers, n_threads, total = _prepare(func, arrays, max_workers, n_threads, progress, "imap_batch")
-    return _generate(func, arrays, args, kwargs, workers, n_threads, progress, "imap_batch", total)
+    workers, n_threads, mode, total = _prepare(func, arrays, max_workers, n_threads, progress, "imap_batch")
+    return _generate(func, arrays, args, kwargs, workers, n_threads, mode, progress, "imap_batch", total)
 
 
 def map_batch(func, arrays, *args, max_workers=None, n_threads=1, progress=False, **kwargs):
@@ -181,5 +182,5 @@ def map_batch(func, arrays, *args, max_workers=None, n_threads=1, progress=False
     unchanged in type, with ``batch_index`` set to the item's index and a
     note naming it.
     """
-    workers, n_threads, total = _prepare(func, arrays, max_workers, n_threads, progress, _NAME)
-    return list(_generate(func, arrays, args, kwargs, workers, n_threads, progress, _NAME, total))
+    workers, n_threads, mode, total = _prepare(func, arrays, max_workers, n_threads, progress, _NAME)
+    return list(_generate(func, arrays, args, kwargs, workers, n_threads, mode, progress, _NAME, total))

@@ -53,12 +53,19 @@ def _common(op, inputs, rank):
     return name, X, params
 
 
+def _one_type(op, X, params):
+    """InstanceNormalization and GroupNormalization give all three inputs
+    ONNX's one type T."""
+    for pname, p in zip(op.inputs[1:], params):
+        if p.dtype != X.dtype:
+            raise _invalid(op.op_type, f"input {pname!r} has dtype {p.dtype} but {op.inputs[0]!r} has "
+                                       f"dtype {X.dtype}; {op.op_type} needs one type for all three")
+
+
 def _bind_instance(op, version, inputs, attributes):
     name, X, (scale, bias) = _common(op, inputs, 3)
+    _one_type(op, X, (scale, bias))
     for pname, p in zip(op.inputs[1:], (scale, bias)):
-        if p.dtype != X.dtype:
-            raise _invalid(name, f"input {pname!r} has dtype {p.dtype} but {op.inputs[0]!r} has "
-                                 f"dtype {X.dtype}; {name} needs one type for all three")
         _channel_vector(name, pname, p, X.shape[1], "one value per channel")
     plan = _new_plan(op, version, X, scale, bias, attributes)
     return plan  # opset 1's consumed_inputs is a legacy attribute with no effect
@@ -66,6 +73,7 @@ def _bind_instance(op, version, inputs, attributes):
 
 def _bind_group(op, version, inputs, attributes):
     name, X, (scale, bias) = _common(op, inputs, 2)
+    _one_type(op, X, (scale, bias))
     if attributes["num_groups"] is None:
         raise _invalid(name, "attribute 'num_groups' is required")
     groups = int_attribute(name, "num_groups", attributes["num_groups"])
@@ -338,7 +346,7 @@ def group_normalization(X, scale, bias, *, num_groups, epsilon=1e-05, stash_type
     y = None
     version = _direct_version(GROUP_NORMALIZATION, opset, mode)
     if (version and type(num_groups) is int and num_groups > 0 and type(stash_type) is int
-            and stash_type in _FAST_STASH):
+            and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH))):
         y = _direct(GROUP_NORMALIZATION, X, scale, bias, None, None, num_groups, version >= 21, epsilon,
                     n_threads)
     if y is not None:
@@ -347,6 +355,10 @@ def group_normalization(X, scale, bias, *, num_groups, epsilon=1e-05, stash_type
     version = GROUP_NORMALIZATION.version_for(opset)
     if version >= 21:
         attributes["stash_type"] = stash_type
+    elif not (isinstance(stash_type, (int, np.integer)) and not isinstance(stash_type, (bool, np.bool_))
+              and stash_type == 1):
+        raise InvalidInputError(f"GroupNormalization: attribute 'stash_type'={stash_type!r} exists from opset "
+                                f"21; at opset {version} only its default 1 may be passed")
     return _result(GROUP_NORMALIZATION.call(
         (X, scale, bias), attributes, opset, mode, n_threads, full_output), full_output)
 

@@ -91,6 +91,17 @@ def test_worker_uses_callers_mode_and_given_n_threads():
     with normops.config(mode="fast"):
         fast = normops.map_batch(normops.softmax, [x], axis=-1)[0]
     assert same_bits(fast, normops.softmax(x, axis=-1, mode="fast"))
+    # a lazy generator keeps the flavour and thread count of its creation,
+    # even when it is consumed after the config block has ended
+    seen.clear()
+    with normops.config(mode="fast", n_threads=3):
+        lazy = normops.imap_batch(probe, [1, 2], max_workers=2, n_threads=None)
+        lazy_softmax = normops.imap_batch(normops.softmax, [x, x], axis=-1, max_workers=2)
+    assert normops.get_config()["mode"] == "exact"
+    list(lazy)
+    assert [(c["mode"], c["n_threads"]) for c in seen] == [("fast", 3)] * 2
+    for y in lazy_softmax:
+        assert same_bits(y, fast)
 
 
 def test_error_names_the_item_and_keeps_its_type():

@@ -176,6 +176,17 @@ def test_bad_inputs():
         normops.group_normalization(x, s, s, num_groups=2, opset=18)  # needs 2 values
     with pytest.raises(InvalidInputError, match="stash_type"):
         normops.group_normalization(x, s, s, num_groups=2, stash_type=7)
+    s2 = s[:2]
+    for stash_type in (10, 7, "x"):  # opset 18 has no stash_type: only the default passes
+        with pytest.raises(InvalidInputError, match="GroupNormalization.*'stash_type'.*opset 21"):
+            normops.group_normalization(x, s2, s2, num_groups=2, opset=18, stash_type=stash_type)
+    assert normops.group_normalization(x, s2, s2, num_groups=2, opset=18, stash_type=np.int64(1)).shape == x.shape
+    for opset, p in ((18, s2), (21, s)):  # ONNX's one type T for X, scale and bias, as InstanceNormalization
+        for scale, bias in ((p.astype(np.float64), p), (p, p.astype(np.float16))):
+            with pytest.raises(InvalidInputError, match="GroupNormalization.*dtype.*one type"):
+                normops.group_normalization(x, scale, bias, num_groups=2, opset=opset)
+            with pytest.raises(InvalidInputError, match="GroupNormalization.*dtype.*one type"):
+                normops.run(GN, [x, scale, bias], {"num_groups": 2}, opset=opset)
     with pytest.raises(InvalidInputError, match="InstanceNormalization.*rank"):
         normops.instance_normalization(x[0], s, s)
     with pytest.raises(InvalidInputError, match="'B'"):

@@ -66,3 +66,13 @@ def test_masked_arrays_are_refused():
 def test_reference_checks_n_threads_too():
     with pytest.raises(InvalidInputError, match="n_threads"):
         normops.reference.run("LayerNormalization", [X, W], n_threads="abc")
+
+
+@pytest.mark.parametrize("inputs", [None, {"X": X, "Scale": W}, X, "XW", 3])
+def test_run_inputs_must_be_a_sequence_of_arrays(inputs):
+    # a dict would give its keys and an array its rows: both refused
+    for run in (normops.run, normops.reference.run):
+        with pytest.raises(InvalidInputError, match="LayerNormalization.*'inputs'"):
+            run("LayerNormalization", inputs)
+    same = normops.run("LayerNormalization", (v for v in (X, W)))[0]  # any other iterable is fine
+    assert np.array_equal(same.view(np.uint32), normops.run("LayerNormalization", [X, W])[0].view(np.uint32))
