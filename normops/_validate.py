@@ -152,16 +152,21 @@ def axis_attribute(op, name, axis, ndim, input_name="X"):
     return axis_in_range(op, f"attribute {name!r}", int_attribute(op, name, axis), ndim, input_name)
 
 
+def zero_d_axis(name, axis, input_name):
+    """NumPy lets a 0-d array take an int axis 0 or -1 (not in a tuple),
+    meaning no axis; anything else is refused."""
+    if int_attribute(name, "axis", axis) not in (0, -1):
+        raise InvalidInputError(f"{name}: argument 'axis'={axis} is out of range for the 0-d input "
+                                f"{input_name!r} (it takes 0 or -1 only)")
+
+
 def axes_argument(name, ndim, axis, input_name):
     """A NumPy-style ``axis`` (None, an int or a tuple of ints) as sorted
     axes in [0, ndim); repeated axes are an error."""
     if axis is None:
         return tuple(range(ndim))
     if ndim == 0 and not isinstance(axis, tuple):
-        # NumPy lets a 0-d array take an int axis 0 or -1 (not in a tuple)
-        if int_attribute(name, "axis", axis) not in (0, -1):
-            raise InvalidInputError(f"{name}: argument 'axis'={axis} is out of range for the 0-d input "
-                                    f"{input_name!r} (it takes 0 or -1 only)")
+        zero_d_axis(name, axis, input_name)
         return ()
     axes = tuple(sorted(axis_attribute(name, "axis", a, ndim, input_name)
                         for a in (axis if isinstance(axis, tuple) else (axis,))))

@@ -12,7 +12,9 @@ import numpy as np
 from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
-from ._validate import array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, plain_float, product
+from ._validate import (
+    array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, plain_float, product, zero_d_axis,
+)
 from .reference import _argcum as _reference_argcum
 
 _FLOAT32 = np.dtype(np.float32)
@@ -211,8 +213,8 @@ def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
     n_threads = _config.kernel_threads(n_threads, name)
     ndim = a.ndim
     if axis is None or ndim == 0:
-        if axis is not None:  # a 0-d array takes axis 0 or -1, as in NumPy
-            axis_attribute(name, "axis", axis, 1, "a")
+        if axis is not None:
+            zero_d_axis(name, axis, "a")
         flat = a.reshape(-1)
         shape = (1,) * ndim if keepdims else ()
         if flat.size == 0:

@@ -16,7 +16,7 @@ from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
 from ._validate import (
-    array_input, at_least_rank, axis_attribute, axis_in_range, contiguous, flag_attribute, rounded_to,
+    array_input, at_least_rank, axis_attribute, axis_in_range, contiguous, flag_attribute, rounded_to, zero_d_axis,
 )
 from .arg_reduce import geometry
 from .reference import _argcum as _reference_argcum
@@ -164,8 +164,8 @@ def _numpy_cumulative(name, a, axis, dtype, out, n_threads, multiply):
         dtype = _numpy_dtype(name, a.dtype, common)
     n_threads = _config.kernel_threads(n_threads, name)
     if axis is None or a.ndim == 0:
-        if axis is not None:  # a 0-d array takes axis 0 or -1, as in NumPy
-            axis_attribute(name, "axis", axis, 1, "a")
+        if axis is not None:
+            zero_d_axis(name, axis, "a")
         a, axis = a.reshape(-1), 0
     else:
         axis = axis_attribute(name, "axis", axis, a.ndim, "a")

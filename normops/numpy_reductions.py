@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _config
 from ._errors import InvalidInputError, UnsupportedError
-from ._validate import array_input, is_float_dtype, plain_float
+from ._validate import array_input, is_float_dtype, plain_float, zero_d_axis
 from .reduction import ONE_AXIS, all_axes, direct, kernel_accumulate, normalize_axes, reduce, resolve
 
 
@@ -33,14 +33,10 @@ def _axes(name, axis, ndim):
         return all_axes(ndim)
     if type(axis) is int and -ndim <= axis < ndim:  # the common case, without the general checks
         return ONE_AXIS[axis + ndim if axis < 0 else axis]
-    if ndim == 0 and name != "mean" and not isinstance(axis, (tuple, bool, np.bool_)):
-        # NumPy lets a 0-d array take an int axis 0 or -1 (not a tuple): no
-        # axis; except numpy.mean, which counts the elements along it
-        try:
-            if operator.index(axis) in (0, -1):
-                return all_axes(0)
-        except TypeError:
-            pass  # refused below
+    if ndim == 0 and name != "mean" and not isinstance(axis, tuple):
+        # (numpy.mean refuses it: it counts the elements along the axis)
+        zero_d_axis(name, axis, "a")
+        return all_axes(0)
     values = axis if isinstance(axis, tuple) else (axis,)
     ints = []
     for v in values:
