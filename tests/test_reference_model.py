@@ -433,3 +433,59 @@ def test_reference_run_uses_this_model():
     got = normops.reference.run("SimplifiedLayerNormalization", [x, s[0]], {}, opset=1)
     for g, w in zip(got, simplified_layer_normalization(x, s[0], 2, 1e-5)):
         assert_bits(g, w)
+
+
+# ------------------------------------ found by a differential fuzz (stop 13)
+
+def _scan_index(row, is_min, last):
+    """The specification's scan, one element at a time: a NaN compares
+    false, so it never replaces the best and is kept only when first."""
+    best, index = row[0], 0
+    for j in range(1, len(row)):
+        v = row[j]
+        better = (v < best) if is_min else (v > best)
+        if better or (last and v == best):
+            best, index = v, j
+    return index
+
+
+@pytest.mark.parametrize("dtype, pattern", [(np.float32, 0x7FA00000), (np.float32, 0xFF800001),
+                                            (np.float64, 0x7FF0000000000001), (np.float16, 0x7D01)])
+def test_arg_reduce_with_signalling_nan(dtype, pattern):
+    # IEEE maxNum turns a signalling NaN into NaN, so the reference once
+    # lost the best value on such rows; both sides must follow the scan
+    import normops
+    snan = np.array([pattern], {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dtype).itemsize]).view(dtype)[0]
+    rng = np.random.default_rng(21)
+    rows = [np.array([1.0, snan], dtype), np.array([1.0, snan, 0.5], dtype), np.array([snan, 2.0, 3.0], dtype),
+            np.array([3.0, snan, 1.0, 3.0], dtype)]
+    for _ in range(20):
+        row = rng.integers(-3, 4, 9).astype(dtype)
+        row[rng.random(9) < 0.3] = snan
+        rows.append(row)
+    for row in rows:
+        for op, is_min in (("ArgMax", False), ("ArgMin", True)):
+            for last in (0, 1):
+                want = _scan_index(row.astype(np.float64) if dtype is np.float16 else row, is_min, last)
+                attributes = {"axis": 0, "keepdims": 0, "select_last_index": last}
+                assert int(normops.reference.run(op, [row], attributes, opset=13)[0]) == want, (op, row, last)
+                assert int(normops.run(op, [row], attributes, opset=13)[0]) == want, (op, row, last)
+
+
+def test_reference_takes_empty_inputs_like_the_kernels():
+    # reshape(n, -1) cannot infer a size when n is 0: the reference raised
+    # a raw ValueError where the kernels return the empty result
+    import normops
+    p, none = np.ones(3, np.float32), np.ones(0, np.float32)
+    cases = [("CumSum", [np.zeros((0, 3), np.float32), np.array(0)], {}, 14),
+             ("CumSum", [np.zeros((3, 0), np.float32), np.array(1)], {}, 14),
+             ("CumProd", [np.zeros((0,), np.int64), np.array(0)], {}, 26),
+             ("InstanceNormalization", [np.zeros((0, 3, 4), np.float32), p, p], {}, 22),
+             ("InstanceNormalization", [np.zeros((2, 0, 4), np.float32), none, none], {}, 22),
+             ("BatchNormalization", [np.zeros((0, 3), np.float32)] + [p] * 4, {}, 15),
+             ("BatchNormalization", [np.zeros((2, 0, 3), np.float32)] + [none] * 4, {}, 15)]
+    for op, inputs, attributes, opset in cases:
+        want = normops.run(op, inputs, attributes, opset=opset)
+        got = normops.reference.run(op, inputs, attributes, opset=opset)
+        assert [(a.dtype, a.shape) for a in got] == [(a.dtype, a.shape) for a in want], op
+        assert want[0].shape == inputs[0].shape

@@ -20,6 +20,8 @@ element at a time, in the arithmetic type (float32 for float16/bfloat16,
 rounded once per output); integers wrap around modulo 2^k. An exclusive
 line starts from the operation's identity (0 or 1).
 """
+import math
+
 import numpy as np
 
 from ._sum16 import canonical_nan
@@ -46,8 +48,11 @@ def arg_reduce(x, axis, is_min, last, nan_wins):
     rows = rows.reshape(-1, n)
     is_float = x.dtype.kind == "f"
     nan = np.isnan(rows) if is_float else np.zeros(rows.shape, bool)
-    # the best non-NaN value of each row (fmax/fmin skip NaN)
-    best = (np.fmin if is_min else np.fmax).reduce(rows, axis=1)
+    # the best non-NaN value of each row: NaN made the reduction's identity
+    # first (fmax/fmin alone would let a signalling NaN through, as IEEE
+    # maxNum does); the hits are then found among the original values
+    candidates = np.where(nan, np.inf if is_min else -np.inf, rows) if is_float else rows
+    best = (np.minimum if is_min else np.maximum).reduce(candidates, axis=1)
     hit = rows == best[:, None]
     first = np.argmax(hit, axis=1)
     final = n - 1 - np.argmax(hit[:, ::-1], axis=1)
@@ -66,7 +71,7 @@ def cumulate(x, axis, exclusive, reverse, op):
     wide = _widened(x)
     moved = np.moveaxis(wide, axis, 0)
     n = moved.shape[0]
-    lines = moved.reshape(n, -1)               # rows stay arrays: integer results wrap silently
+    lines = moved.reshape(n, math.prod(moved.shape[1:]))  # rows stay arrays: integer results wrap silently
     y = np.empty_like(lines)
     order = list(range(n))[::-1] if reverse else list(range(n))
     if n:

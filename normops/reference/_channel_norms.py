@@ -18,6 +18,8 @@ and BatchNormalization (exact flavour).
 Every parameter is expanded to one value per element of its row before
 step 4: each element then sees exactly the scalar the kernels use.
 """
+import math
+
 import numpy as np
 
 from ._sum16 import canonical_nan, sum16
@@ -65,7 +67,7 @@ def instance_normalization(X, scale, B, epsilon):
     """Rows are the (n, c) planes; scale[c] and B[c] for the whole row."""
     dt = _arith(X, scale, B)
     N, C = X.shape[:2]
-    x = X.astype(dt).reshape(N * C, -1)
+    x = X.astype(dt).reshape(N * C, math.prod(X.shape[2:]))  # (an explicit size: N or C may be 0)
     s = np.repeat(np.tile(scale.astype(dt), N)[:, None], x.shape[1], axis=1)
     b = np.repeat(np.tile(B.astype(dt), N)[:, None], x.shape[1], axis=1)
     y, _, _ = normalize_rows_params(x, s, b, epsilon)
@@ -98,7 +100,7 @@ def batch_normalization(X, scale, B, mean, var, epsilon, momentum, training, sav
     mean / var."""
     dt = _arith(X, scale, B, mean, var)
     N, C = X.shape[:2]
-    x = X.astype(dt).reshape(N, C, -1)
+    x = X.astype(dt).reshape(N, C, math.prod(X.shape[2:]))
     spatial = x.shape[2]
     s, b = scale.astype(dt)[None, :, None], B.astype(dt)[None, :, None]
     if not training:
