@@ -49,8 +49,8 @@ def arg_reduce(x, axis, is_min, last, nan_wins):
     is_float = x.dtype.kind == "f"
     nan = np.isnan(rows) if is_float else np.zeros(rows.shape, bool)
     # the best non-NaN value of each row: NaN made the reduction's identity
-    # first (fmax/fmin alone would let a signalling NaN through, as IEEE
-    # maxNum does); the hits are then found among the original values
+    # first (fmax/fmin return NaN for a signalling NaN, as IEEE maxNum
+    # does); the hits are then found among the original values
     candidates = np.where(nan, np.inf if is_min else -np.inf, rows) if is_float else rows
     best = (np.minimum if is_min else np.maximum).reduce(candidates, axis=1)
     hit = rows == best[:, None]
