@@ -14,6 +14,7 @@ changes no bit either way.
 import numpy as np
 
 from . import _isa
+from ._validate import contiguous
 
 # Below this many elements NumPy's copy is as fast: the data sits in cache
 # and the analysis below costs more than it saves (128 x 128 float32: NumPy
@@ -61,10 +62,13 @@ def block_swap(shape, perm):
 
 
 def moved_axes(a, perm, dtype=None, n_threads=0):
-    """``np.array(np.transpose(a, perm), dtype=dtype, order="C")``: a new
-    C-contiguous, aligned array (``dtype`` None keeps a's). ``n_threads`` is
-    the kernels' count (0: OpenMP's)."""
+    """``np.array(np.transpose(a, perm), dtype=dtype, order="C")``: a
+    C-contiguous, aligned array (``dtype`` None keeps a's); for the identity
+    permutation a itself when it already is one (no copy, as ``contiguous``).
+    ``n_threads`` is the kernels' count (0: OpenMP's)."""
     dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if all(p == axis for axis, p in enumerate(perm)):
+        return contiguous(a, dtype)
     if a.size >= KERNEL_MIN_ELEMENTS and not dtype.hasobject:
         swap = block_swap(a.shape, perm)
         if swap is not None:
@@ -83,10 +87,7 @@ def moved_axes(a, perm, dtype=None, n_threads=0):
 
 def inverse(perm):
     """The permutation that moves ``np.transpose(x, perm)`` back to x."""
-    back = [0] * len(perm)
-    for position, axis in enumerate(perm):
-        back[axis] = position
-    return back
+    return np.argsort(perm).tolist()
 
 
 def _words(x, word):
