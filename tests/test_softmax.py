@@ -432,3 +432,60 @@ def test_fast_short_rows_sixteen_at_a_time_match_row_at_a_time(kind):
                 got = np.empty_like(x)
                 mod.softmax_rows(x.reshape(-1), got, rows, cols, kind, True, t)
                 same_bits(got, want)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_row_groups_do_not_change_bits(op):
+    # rows go through in groups (sums, then the scalars, then the last
+    # passes; LogSoftmax keeps x - max in y meanwhile): any group budget,
+    # from one row to sixteen, gives the specification's bits at every level
+    rng = np.random.default_rng(16)
+    log_softmax = op == "LogSoftmax"
+    for level in isa.available_levels():
+        mod = isa.load(level)
+        for cols in (3, 129, 1000, 1024, 4097):
+            for dtype in (np.float32, np.float64):
+                x = special_rows(rng, 37, cols, dtype)
+                for mode in ("exact", "fast"):
+                    if mode == "exact":
+                        want = normops.reference.run(op, [x], {"axis": -1})[0]
+                    elif dtype == np.float32:
+                        with isa.use(level):
+                            want = fast_model(op, x)
+                    else:  # float64 fast: the default grouping's bits
+                        with isa.use(level):
+                            want = normops.run(op, [x], {"axis": -1}, mode=mode, n_threads=1)[0]
+                    for budget in (0, 1024, 4096, 1 << 20):
+                        old = mod.set_softmax_group_elements(budget, log_softmax)
+                        try:
+                            with isa.use(level):
+                                got = normops.run(op, [x], {"axis": -1}, mode=mode, n_threads=1)[0]
+                        finally:
+                            mod.set_softmax_group_elements(old, log_softmax)
+                        same_bits(got, want)
+
+
+def test_costly_kernels_thread_once_the_other_thread_saves_enough():
+    # threads_for_costly: serial unless the elements the other threads take
+    # off the busiest one (static schedule), times the weight, reach half the
+    # serial threshold (32768 elements by default)
+    k = isa.kernels
+    rule = k.costly_thread_count
+    half = 32768 // 2
+    for chunks, chunk, total, weight in ((2, 18 * 896, 32 * 896, 2), (2, 16384, 17 * 1024, 2),
+                                         (2, 16384, 17 * 1024, 8), (2, 16384, 20 * 1024, 8),
+                                         (4, 10 * 1536, 32 * 1536, 2), (2, 16384, 32768, 1),
+                                         (2, 16384, 32767, 1)):
+        busiest = min(total, -(-chunks // 2) * chunk)
+        want = 2 if (total - busiest) * weight >= half else 1
+        assert rule(2, chunks, chunk, total, weight) == want, (chunks, chunk, total, weight)
+    assert rule(2, 2, 18 * 896, 32 * 896, 2) == 2   # the fast Softmax 32x896 takes both threads
+    assert rule(2, 2, 16384, 17 * 1024, 8) == 1     # one row more than a chunk stays serial
+    assert rule(1, 8, 16384, 8 * 16384, 8) == 1
+    assert rule(8, 3, 16384, 3 * 16384, 8) == 3     # capped at the chunk count
+    assert rule(8, 1, 16384, 16384, 8) == 1
+    old = k.set_serial_threshold(0)
+    try:
+        assert rule(2, 2, 16384, 16385, 1) == 2     # threshold 0: every split threads (tests use it)
+    finally:
+        k.set_serial_threshold(old)

@@ -29,10 +29,17 @@ cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
 cdef Py_ssize_t BATCH_PLANE_ELEMENTS = 256
 
 
-cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:
-    """Threads for a parallel loop: capped at the chunk count, 1 when small;
-    requested <= 0 means OpenMP's count for the calling thread."""
-    if elements < SERIAL_BELOW_ELEMENTS or chunks <= 1:
+# Cost of an element relative to a normalisation's, for threads_for_costly
+# (measured at 2 threads on Softmax and Sigmoid: threads pay once the fast
+# exponential takes about 8192 elements off a thread, the exact one 2048).
+DEF FAST_EXP_WEIGHT = 2
+DEF EXACT_EXP_WEIGHT = 8
+
+
+cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
+    """The requested threads capped at the chunk count; requested <= 0
+    means OpenMP's count for the calling thread."""
+    if chunks <= 1:
         return 1
     if requested <= 0:
         requested = omp_get_max_threads()
@@ -41,6 +48,29 @@ cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t element
     if requested > chunks:
         return <int>chunks
     return requested
+
+
+cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:
+    """Threads for a parallel loop: capped at the chunk count, 1 when small."""
+    if elements < SERIAL_BELOW_ELEMENTS:
+        return 1
+    return team_size(requested, chunks)
+
+
+cdef inline int threads_for_costly(int requested, Py_ssize_t chunks, Py_ssize_t chunk_elements,
+                                   Py_ssize_t elements, Py_ssize_t weight) noexcept nogil:
+    """Threads for chunks of elements that cost about weight times a
+    normalisation's (exponentials): serial unless the elements the other
+    threads take off the busiest one (static schedule: it runs
+    ceil(chunks / threads) chunks), weighted, reach half the serial
+    threshold; for balanced chunks at weight 1 that is threads_for's rule."""
+    cdef int threads = team_size(requested, chunks)
+    cdef Py_ssize_t busiest
+    if threads > 1:
+        busiest = min(elements, (chunks + threads - 1) // threads * chunk_elements)
+        if (elements - busiest) * weight < SERIAL_BELOW_ELEMENTS // 2:
+            return 1
+    return threads
 
 
 include "storage.pxi"
@@ -159,6 +189,12 @@ def set_side_by_side_bytes(Py_ssize_t nbytes):
     old = SIDE_BY_SIDE_BYTES
     SIDE_BY_SIDE_BYTES = max(0, nbytes)
     return old
+
+
+def costly_thread_count(int requested, Py_ssize_t chunks, Py_ssize_t chunk_elements, Py_ssize_t elements,
+                        Py_ssize_t weight):
+    """threads_for_costly's choice (tests check the rule)."""
+    return threads_for_costly(requested, chunks, chunk_elements, elements, weight)
 
 
 def set_serial_threshold(Py_ssize_t elements):

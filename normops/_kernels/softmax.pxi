@@ -2,7 +2,7 @@
 # LogSoftmax, Hardmax"; decisions.md §3). The front layer has already laid
 # the normalised axis out as the contiguous rows of a rows x cols matrix.
 
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 cdef enum SoftmaxKind:
     KIND_SOFTMAX
@@ -18,12 +18,11 @@ cdef extern from "rowmax.h" nogil:
     double normops_row_max_plain_double(const double* x, Py_ssize_t n)
 
 cdef extern from "softmax_steps.h" nogil:
-    float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, Py_ssize_t n,
+    float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
                                            int keep, const float* next, float* next_max)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
     void normops_scale_float(const float* e, float r, float* y, Py_ssize_t n, int stream)
-    void normops_log_softmax_last_float(const float* x, float m, float log_s, float* y, Py_ssize_t n,
-                                        int stream)
+    void normops_subtract_float(float* y, float log_s, Py_ssize_t n)
     void normops_stream_fence()
     void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast, int stream)
     int normops_softmax_fast_short_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
@@ -74,17 +73,38 @@ DEF MAX_GROUP_ROWS = 16
 # 3b); off only to compare with the row-at-a-time code in tests
 cdef bint SHORT_ROWS_ON = True
 cdef Py_ssize_t GROUP_ELEMENTS = 1024
+cdef Py_ssize_t LOG_GROUP_ELEMENTS = 4096
 
 
-cdef inline Py_ssize_t group_rows(Py_ssize_t cols) noexcept nogil:
-    return max(1, min(MAX_GROUP_ROWS, GROUP_ELEMENTS // cols))
+cdef inline Py_ssize_t group_rows(Py_ssize_t cols, SoftmaxKind kind) noexcept nogil:
+    cdef Py_ssize_t budget = LOG_GROUP_ELEMENTS if kind == KIND_LOG_SOFTMAX else GROUP_ELEMENTS
+    return max(1, min(MAX_GROUP_ROWS, budget // cols))
 
 
-cdef floating softmax_row_sum(const floating* x, floating* e, Py_ssize_t n, bint fast, bint keep,
-                              const floating* next, floating* row_max, floating* m_out) noexcept nogil:
+cdef inline Py_ssize_t scratch_rows(Py_ssize_t cols, SoftmaxKind kind, bint stream) noexcept nogil:
+    """Rows of scratch per thread: LogSoftmax only sums its exponentials (one
+    row, reused), a streaming Softmax keeps a group's, the others none."""
+    if kind == KIND_LOG_SOFTMAX:
+        return 1
+    if kind == KIND_SOFTMAX and stream:
+        return group_rows(cols, kind)
+    return 0
+
+
+cdef inline Py_ssize_t exp_weight(SoftmaxKind kind, bint fast, bint is_float32) noexcept nogil:
+    if kind == KIND_HARDMAX:
+        return 1
+    return FAST_EXP_WEIGHT if fast and is_float32 else EXACT_EXP_WEIGHT
+
+
+cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ssize_t n, bint fast,
+                              bint keep, const floating* next, floating* row_max,
+                              floating* m_out) noexcept nogil:
     """Steps 1-4 of one Softmax or LogSoftmax row: the maximum into m_out,
     the exponentials e[j] (n elements; kept there if keep, else e may be
     overwritten or left alone) and their sum, returned (NaN for a NaN row).
+    d (or NULL; LogSoftmax's y row) receives the differences x[j] - m, so
+    that the last pass finishes in place, on lines already in the cache.
     next (or NULL) is the row that follows, read while this one computes.
     row_max: in, this row's maximum if already known, else NaN; out, the
     next row's maximum if this row's pass found it, else NaN (the maximum
@@ -109,32 +129,39 @@ cdef floating softmax_row_sum(const floating* x, floating* e, Py_ssize_t n, bint
     if floating is float:
         # e[j] = exp32(x[j] - m), the difference rounded first, in one pass
         if fast:
-            return normops_exp32_fast_shifted_sum16(x, m, e, n, keep, next, row_max)
-        normops_exp32_below_max_array(x, m, e, n)  # every x[j] - m is <= 0 or NaN
+            return normops_exp32_fast_shifted_sum16(x, m, e, d, n, keep, next, row_max)
+        if d != NULL:  # exp32(d[j] - 0) is exp32(d[j]): d - 0 is d, -0 included
+            for j in range(n):
+                d[j] = x[j] - m
+            normops_exp32_below_max_array(d, 0, e, n)
+        else:
+            normops_exp32_below_max_array(x, m, e, n)  # every x[j] - m is <= 0 or NaN
         return sum16(e, n)
     # float64 has one exponential in both flavours
     for j in range(n):
         e[j] = x[j] - m
+    if d != NULL:
+        memcpy(d, e, n * sizeof(double))
     normops_exp64_array(e, e, n)
     return sum16(e, n)
 
 
-cdef void softmax_row_last(const floating* x, floating* y, floating* e, Py_ssize_t n,
-                           SoftmaxKind kind, bint fast, bint stream, floating m, floating s,
-                           floating t) noexcept nogil:
-    """Step 5 of one row from its maximum m, sum s and t (LogSoftmax: log s;
-    fast Softmax: 1 / s); e: the exponentials (Softmax; may be y). stream:
-    y takes streaming stores (float32)."""
+cdef void softmax_row_last(floating* y, floating* e, Py_ssize_t n, SoftmaxKind kind, bint fast,
+                           bint stream, floating s, floating t) noexcept nogil:
+    """Step 5 of one row from its sum s and t (LogSoftmax: log s; fast
+    Softmax: 1 / s); e: the exponentials (Softmax; may be y); LogSoftmax's y
+    holds x[j] - m already. stream: y takes streaming stores (fast float32
+    Softmax)."""
     cdef Py_ssize_t j
     if s != s:
         for j in range(n):
             y[j] = <floating>NAN
     elif kind == KIND_LOG_SOFTMAX:
         if floating is float:
-            normops_log_softmax_last_float(x, m, t, y, n, stream)
+            normops_subtract_float(y, t, n)
         else:
             for j in range(n):
-                y[j] = (x[j] - m) - t
+                y[j] = y[j] - t
     elif fast:
         if floating is float:
             normops_scale_float(e, t, y, n, stream)
@@ -152,8 +179,11 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
                         Py_ssize_t last, Py_ssize_t cols, SoftmaxKind kind, bint fast,
                         bint stream) noexcept nogil:
     """Rows first..last-1 on the calling thread; scratch holds
-    group_rows(cols) rows."""
-    cdef Py_ssize_t r, i, k, g = group_rows(cols)
+    scratch_rows(cols, kind, stream) rows."""
+    cdef Py_ssize_t r, i, k, g = group_rows(cols, kind)
+    # row i of a group keeps its exponentials at e_step * i in scratch
+    cdef Py_ssize_t e_step = 0 if kind == KIND_LOG_SOFTMAX else cols
+    cdef bint log_softmax = kind == KIND_LOG_SOFTMAX
     cdef floating carried = <floating>NAN
     cdef floating m[MAX_GROUP_ROWS]
     cdef floating s[MAX_GROUP_ROWS]
@@ -161,7 +191,7 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
     # Softmax keeps the exponentials in y (their stores overlap the
     # arithmetic, and the last pass then works in the cache), or in scratch
     # when streaming (y is then written once, by the last pass); LogSoftmax
-    # only sums them
+    # only sums them, and keeps the differences in y for the same reason
     cdef bint in_y = kind == KIND_SOFTMAX and not stream
     if kind == KIND_HARDMAX:
         for r in range(first, last):
@@ -170,16 +200,16 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
     if floating is float:
         # short rows, sixteen at a time where the level has that code
         if (fast and not stream and SHORT_ROWS_ON
-                and normops_softmax_fast_short_rows(x, y, first, last, cols, kind == KIND_LOG_SOFTMAX)):
+                and normops_softmax_fast_short_rows(x, y, first, last, cols, log_softmax)):
             return
     r = first
     while r < last:
         k = min(g, last - r)
         for i in range(k):
-            s[i] = softmax_row_sum(x + (r + i) * cols, y + (r + i) * cols if in_y else scratch + i * cols,
-                                   cols, fast, kind == KIND_SOFTMAX,
+            s[i] = softmax_row_sum(x + (r + i) * cols, y + (r + i) * cols if in_y else scratch + i * e_step,
+                                   y + (r + i) * cols if log_softmax else NULL, cols, fast, kind == KIND_SOFTMAX,
                                    x + (r + i + 1) * cols if r + i + 1 < last else NULL, &carried, &m[i])
-        if kind == KIND_LOG_SOFTMAX:
+        if log_softmax:
             if floating is float:
                 normops_log32_array(s, t, k)
             else:
@@ -188,9 +218,8 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
             for i in range(k):
                 t[i] = (<floating>1) / s[i]
         for i in range(k):
-            softmax_row_last(x + (r + i) * cols, y + (r + i) * cols,
-                             y + (r + i) * cols if in_y else scratch + i * cols,
-                             cols, kind, fast, stream, m[i], s[i], t[i])
+            softmax_row_last(y + (r + i) * cols, y + (r + i) * cols if in_y else scratch + i * e_step,
+                             cols, kind, fast, stream, s[i], t[i])
         r += k
     if stream:
         normops_stream_fence()
@@ -200,7 +229,7 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
                          Py_ssize_t rows, Py_ssize_t cols, SoftmaxKind kind, bint fast,
                          bint stream, int threads) noexcept nogil:
     """Rows in chunks of max(1, 16384 // cols), one chunk per task; scratch
-    holds group_rows(cols) rows per thread. Rows are independent: the bits
+    holds scratch_rows(cols, kind, stream) rows per thread. Rows are independent: the bits
     never depend on the threads."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
@@ -209,21 +238,25 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
         softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast, stream)
         return
     for c in prange(chunks, schedule="static", num_threads=threads):
-        softmax_chunk(x, y, scratch + omp_get_thread_num() * group_rows(cols) * cols, c * per_chunk,
+        softmax_chunk(x, y, scratch + omp_get_thread_num() * scratch_rows(cols, kind, stream) * cols,
+                      c * per_chunk,
                       min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
 
 
 cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, Py_ssize_t cols,
                           int kind, bint fast, int n_threads) except -1:
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
-    cdef int threads = threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols)
+    cdef int threads = threads_for_costly(n_threads, (rows + per_chunk - 1) // per_chunk, per_chunk * cols,
+                                          rows * cols, exp_weight(<SoftmaxKind>kind, fast,
+                                                                  t == cnp.NPY_FLOAT32))
     cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
-    # the exact Softmax's last pass is the division (it stays in the cache)
+    # only the fast Softmax's last pass streams: the exact one's is the
+    # division, LogSoftmax's works in place (both stay in the cache)
     cdef bint stream = (t == cnp.NPY_FLOAT32 and rows * cols * itemsize >= STREAM_FROM_BYTES
-                        and (kind == KIND_LOG_SOFTMAX or kind == KIND_SOFTMAX and fast))
+                        and kind == KIND_SOFTMAX and fast)
     # Softmax and Hardmax work in y, LogSoftmax and a streaming Softmax in scratch
-    cdef void* scratch = malloc(max(threads, 1) * group_rows(cols) * cols * itemsize
-                                if kind == KIND_LOG_SOFTMAX or stream else 1)
+    cdef void* scratch = malloc(max(1, max(threads, 1) * scratch_rows(cols, <SoftmaxKind>kind, stream)
+                                       * cols * itemsize))
     if scratch == NULL:
         raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(x)
@@ -298,7 +331,9 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
     check_array(x, t, n, False, "x")
     check_array(y, t, n, True, "y")
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
-    cdef int threads = threads_for(n_threads, chunks, n)
+    cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
+                                          FAST_EXP_WEIGHT if fast and t == cnp.NPY_FLOAT32
+                                          else EXACT_EXP_WEIGHT)
     cdef bint stream = t == cnp.NPY_FLOAT32 and n * 4 >= STREAM_FROM_BYTES
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
@@ -341,10 +376,13 @@ def set_softmax_short_rows(bint on):
     return old
 
 
-def set_softmax_group_elements(Py_ssize_t elements):
-    """Change the element budget of a group of Softmax rows (benchmarks
-    tune it; the bits do not depend on it); returns the old one."""
-    global GROUP_ELEMENTS
-    old = GROUP_ELEMENTS
-    GROUP_ELEMENTS = max(0, elements)
+def set_softmax_group_elements(Py_ssize_t elements, bint log_softmax=False):
+    """Change the element budget of a group of Softmax (or LogSoftmax) rows
+    (benchmarks tune it; the bits do not depend on it); returns the old one."""
+    global GROUP_ELEMENTS, LOG_GROUP_ELEMENTS
+    old = LOG_GROUP_ELEMENTS if log_softmax else GROUP_ELEMENTS
+    if log_softmax:
+        LOG_GROUP_ELEMENTS = max(0, elements)
+    else:
+        GROUP_ELEMENTS = max(0, elements)
     return old

@@ -26,42 +26,52 @@
 #include "sum16.h"
 #include "transcendental.h"
 
-/* y[i] = the fast exp of x[i] - shift (the difference rounded first);
- * returns the Sum16 of the y[i]. At AVX-512 one vector holds the sixteen
+/* e[i] = the fast exp of x[i] - shift (the difference rounded first);
+ * returns the Sum16 of the e[i]. At AVX-512 one vector holds the sixteen
  * partials (lane l is partial l), so the sum rides along with the
  * exponentials; elsewhere it is a second pass. Same bits either way.
+ * d (or NULL) receives the differences x[i] - shift (LogSoftmax's y: its
+ * last pass then subtracts in place, on lines this compute-bound pass has
+ * already brought into the cache for writing).
  * next (or NULL): the n elements the caller reads next (the next row). At
  * AVX-512 this compute-bound loop also reads them and stores their maximum
  * (ignoring NaN, -inf if none) in *next_max; elsewhere *next_max is left
  * alone. At AVX-512 a NaN comes out with its payload (the Softmax row then
  * becomes canonical NaN); the differences are at most 0, so the clamp at
  * 89 is not needed.
- * keep: whether the caller reads the y[i] afterwards (Softmax) or only the
- * sum (LogSoftmax); at AVX-512 keep = 0 skips the stores, elsewhere y is
+ * keep: whether the caller reads the e[i] afterwards (Softmax) or only the
+ * sum (LogSoftmax); at AVX-512 keep = 0 skips their stores, elsewhere e is
  * the sum's buffer either way. */
 #if defined(__AVX512F__)
-static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
-                                                     int keep, const float* next, float* next_max) {
+static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
+                                                     ptrdiff_t n, int keep, const float* next,
+                                                     float* next_max) {
     __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps();
     const __m512 none = _mm512_set1_ps(-__builtin_inff());
     __m512 mx = none;
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
+        __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
+        __m512 v = normops_exp32_fast16_core(diff);
         if (next)  /* max returns its second operand when either is NaN */
             mx = _mm512_max_ps(_mm512_loadu_ps(next + i), mx);
+        if (d)
+            _mm512_storeu_ps(d + i, diff);
         if (keep)
-            _mm512_storeu_ps(y + i, e);
-        acc = _mm512_add_ps(acc, e);
+            _mm512_storeu_ps(e + i, v);
+        acc = _mm512_add_ps(acc, v);
     }
     if (i < n) {  /* the partials past the tail are left alone */
         __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
+        __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s);
+        __m512 v = normops_exp32_fast16_core(diff);
         if (next)
             mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, m, next + i), mx);
+        if (d)
+            _mm512_mask_storeu_ps(d + i, m, diff);
         if (keep)
-            _mm512_mask_storeu_ps(y + i, m, e);
-        acc = _mm512_mask_add_ps(acc, m, acc, e);
+            _mm512_mask_storeu_ps(e + i, m, v);
+        acc = _mm512_mask_add_ps(acc, m, acc, v);
     }
     if (next)
         *next_max = _mm512_reduce_max_ps(mx);
@@ -73,14 +83,21 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
     return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, 1)));
 }
 #else
-static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* y, ptrdiff_t n,
-                                                     int keep, const float* next, float* next_max) {
+static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
+                                                     ptrdiff_t n, int keep, const float* next,
+                                                     float* next_max) {
     float total;
     (void)keep;
     (void)next;
     (void)next_max;
-    normops_exp32_fast_shifted_array(x, shift, y, n);
-    normops_sum16_float(y, 0, 1, n, NULL, NORMOPS_TERM_VALUE, &total, NULL);
+    if (d) {  /* exp(d - 0) is exp(d): d - 0 is d for every float, -0 included */
+        for (ptrdiff_t i = 0; i < n; i++)
+            d[i] = x[i] - shift;
+        x = d;
+        shift = 0.0f;
+    }
+    normops_exp32_fast_shifted_array(x, shift, e, n);
+    normops_sum16_float(e, 0, 1, n, NULL, NORMOPS_TERM_VALUE, &total, NULL);
     return total;
 }
 #endif
@@ -179,16 +196,11 @@ static inline void normops_scale_float(const float* e, float r, float* y, ptrdif
         y[i] = e[i] * r;
 }
 
-/* LogSoftmax: y[i] = (x[i] - m) - log_s */
-static inline void normops_log_softmax_last_float(const float* x, float m, float log_s, float* y,
-                                                  ptrdiff_t n, int stream) {
-    ptrdiff_t i = 0;
-#if defined(NORMOPS_STREAM_LANES)
-    normops_stream_vec vm = NORMOPS_STREAM_SET1(m), vl = NORMOPS_STREAM_SET1(log_s);
-#endif
-    NORMOPS_STREAMED(y, n, stream, i, (NORMOPS_STREAM_LOAD(x + i) - vm) - vl, (x[i] - m) - log_s)
-    for (; i < n; i++)
-        y[i] = (x[i] - m) - log_s;
+/* LogSoftmax's last pass: y[i] = d[i] - log_s, with d[i] = x[i] - m
+ * already in y (in place, so never streamed) */
+static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++)
+        y[i] = y[i] - log_s;
 }
 
 /* 3b. Short rows of the fast Softmax and LogSoftmax, sixteen at a time
@@ -261,16 +273,18 @@ static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrd
                 const float* row = x + (r0 + r) * cols;
                 float* out = y + (r0 + r) * cols;
                 __m512 sh = _mm512_set1_ps(m[r]);
+                /* out gets the exponentials (Softmax) or the differences
+                 * (LogSoftmax), for the last pass to finish in place */
                 for (ptrdiff_t j = 0; j < full; j += 16) {
-                    __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_loadu_ps(row + j), sh));
-                    if (!log_softmax)
-                        _mm512_storeu_ps(out + j, e);
+                    __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(row + j), sh);
+                    __m512 e = normops_exp32_fast16_core(diff);
+                    _mm512_storeu_ps(out + j, log_softmax ? diff : e);
                     acc = _mm512_add_ps(acc, e);
                 }
                 if (tail) {
-                    __m512 e = normops_exp32_fast16_core(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh));
-                    if (!log_softmax)
-                        _mm512_mask_storeu_ps(out + full, tail, e);
+                    __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh);
+                    __m512 e = normops_exp32_fast16_core(diff);
+                    _mm512_mask_storeu_ps(out + full, tail, log_softmax ? diff : e);
                     acc = _mm512_mask_add_ps(acc, tail, acc, e);
                 }
             } else if (r < k) {
@@ -290,7 +304,7 @@ static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrd
                 for (ptrdiff_t j = 0; j < cols; j++)
                     out[j] = __builtin_nanf("");
             } else if (log_softmax) {
-                normops_log_softmax_last_float(x + (r0 + r) * cols, m[r], t[r], out, cols, 0);
+                normops_subtract_float(out, t[r], cols);
             } else {
                 normops_scale_float(out, t[r], out, cols, 0);
             }
