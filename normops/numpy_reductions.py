@@ -99,6 +99,22 @@ def _dtype_argument(name, dtype):
     return dtype
 
 
+def _keepdims(name, keepdims):
+    """NumPy's rule for its reductions' keepdims: an integer (True and
+    False included) read by operator.index, so 1.5, "x", None or
+    numpy.True_ are refused (SciPy's logsumexp takes any truth value)."""
+    if name == "logsumexp":
+        try:
+            return bool(keepdims)
+        except Exception:  # noqa: BLE001 - e.g. an array of several elements
+            raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}") from None
+    try:
+        return bool(operator.index(keepdims))
+    except TypeError:
+        raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool or an integer, "
+                                f"not {keepdims!r}") from None
+
+
 def _finish(name, y, out):
     if out is None:
         return y[()] if y.ndim == 0 else y
@@ -114,6 +130,7 @@ def _finish(name, y, out):
 
 
 def _run(name, kind, a, axis, keepdims, mode, n_threads):
+    keepdims = _keepdims(name, keepdims)
     n_threads = resolve(name, mode, n_threads)
     axes = _axes(name, axis, a.ndim)
     if a.dtype.kind in "iu" and (a.dtype.itemsize == 2 or (a.dtype.itemsize == 1 and kind not in (
@@ -121,9 +138,9 @@ def _run(name, kind, a, axis, keepdims, mode, n_threads):
         # types the kernels do not hold: wrap-around arithmetic in 64 bits,
         # then wrapped to the type, gives the same bits (and max/min the same value)
         wide = np.int64 if a.dtype.kind == "i" else np.uint64
-        y = reduce(kind, a.astype(wide), axes, bool(keepdims), kernel_accumulate(n_threads))
+        y = reduce(kind, a.astype(wide), axes, keepdims, kernel_accumulate(n_threads))
         return y.astype(a.dtype)
-    return reduce(kind, a, axes, bool(keepdims), kernel_accumulate(n_threads))
+    return reduce(kind, a, axes, keepdims, kernel_accumulate(n_threads))
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue, *,

@@ -565,6 +565,27 @@ def test_numpy_style_arguments():
         normops.sum(x, axis=2)
 
 
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "max", "min", "logsumexp"])
+def test_keepdims_is_taken_as_numpy_and_scipy_take_it(name):
+    # NumPy's reductions read keepdims with operator.index (an int or a
+    # bool; 1.5, "x", None and numpy.True_ are refused); SciPy's logsumexp
+    # takes any truth value. normops accepts and refuses the same values,
+    # with InvalidInputError where the library raises TypeError.
+    if name == "logsumexp":
+        want_fn = pytest.importorskip("scipy.special").logsumexp
+    else:
+        want_fn = getattr(np, name)
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    for keepdims in (True, False, 0, 1, 2, np.int64(1), 1.5, "x", None, np.True_, np.ones(3)):
+        try:
+            want = np.shape(want_fn(x, axis=0, keepdims=keepdims))
+        except (TypeError, ValueError):
+            with pytest.raises(InvalidInputError, match=f"{name}: argument 'keepdims'"):
+                getattr(normops, name)(x, axis=0, keepdims=keepdims)
+        else:
+            assert np.shape(getattr(normops, name)(x, axis=0, keepdims=keepdims)) == want, keepdims
+
+
 def test_logsumexp_matches_scipy():
     special = pytest.importorskip("scipy.special")
     x = (RNG.standard_normal((5, 7, 3)) * 10).astype(np.float32)
