@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "normops.preprocessing needs scikit-learn >= 1.6: pip install 'normops[sklearn]'") from exc
 
 from . import _config, _isa
-from ._errors import InvalidInputError
+from ._errors import InvalidInputError, UnsupportedError
 from .normalization import layer_normalization, rms_normalization
 from .softmax import scipy_log_softmax, scipy_softmax
 
@@ -62,14 +62,25 @@ class _RowWise(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """Check X and record ``n_features_in_`` (and ``feature_names_in_``
         when X has string column names). Nothing is learned."""
         X = validate_data(self, X, dtype=_DTYPES)
-        self._apply(X[:0])  # checks every parameter now, not on the first transform
+        self._checked_apply(X[:0])  # checks every parameter now, not on the first transform
         return self
 
     def transform(self, X):
         """The operator applied to each row of X (n_samples, n_features);
         returns a new array of X's float dtype."""
         X = validate_data(self, X, dtype=_DTYPES, reset=False)
-        return self._apply(X)
+        return self._checked_apply(X)
+
+    def _checked_apply(self, X):
+        """_apply, with the operator's errors about a parameter prefixed by
+        the transformer's name (the parameter is the transformer's)."""
+        name = type(self).__name__
+        try:
+            return self._apply(X)
+        except (InvalidInputError, UnsupportedError) as exc:
+            if str(exc).startswith(name + ":"):
+                raise
+            raise type(exc)(f"{name}: {exc}") from exc
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -148,6 +148,12 @@ def test_gelu_errors():
         normops.gelu(x, opset=19)
     y = normops.run("Gelu", [x], {"approximate": b"tanh"})[0]
     same_bits(y, normops.gelu(x, approximate="tanh"))
+    # bytes, as ONNX protos hold strings, in the named function too
+    z = np.linspace(-4, 4, 37, dtype=np.float32)
+    same_bits(normops.gelu(z, approximate=b"tanh"), normops.gelu(z, approximate="tanh"))
+    same_bits(normops.gelu(z, approximate=b"none"), normops.gelu(z))
+    with pytest.raises(InvalidInputError, match="Gelu: attribute 'approximate'"):
+        normops.gelu(z, approximate=b"erf")
 
 
 # -------------------------------------------------------------- BiasGelu

@@ -157,8 +157,12 @@ def test_bad_parameters_raise_naming_them(data):
         ColumnStandardizer(n_threads=0).fit(data)
     with pytest.raises(InvalidInputError, match="mode"):
         LayerNormalizer(mode="slow").fit(data)  # fit checks what transform will use
-    with pytest.raises(InvalidInputError, match="epsilon"):
+    with pytest.raises(InvalidInputError, match="^RMSNormalizer: .*epsilon"):
         RMSNormalizer(epsilon="small").fit(data)
+    with pytest.raises(InvalidInputError, match="^LayerNormalizer: .*epsilon"):
+        LayerNormalizer(epsilon="x").fit(data)  # the operator's message, under the transformer's name
+    with pytest.raises(InvalidInputError, match="^LayerNormalizer: .*'scale'"):
+        LayerNormalizer(scale="abc").fit(data)  # already named: not prefixed twice
     with pytest.raises(InvalidInputError, match="n_threads"):
         SoftmaxTransformer(n_threads=-2).fit(data)
     with pytest.raises(ValueError, match="features"):
