@@ -253,3 +253,40 @@ def test_quick_route_of_the_named_functions():
         with pytest.raises(UnsupportedError):
             normops.mean_variance_normalization(x, axes=[2], opset=8)
     assert normops.lp_normalization(np.ones((2, 0), np.float32)).shape == (2, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=str)
+def test_lp_along_columns_gives_the_row_codes_bits(dtype, parallel_even_when_small, monkeypatch):
+    # LpNormalization along an axis that is not last runs on the columns in
+    # place (float32/float64 arithmetic) instead of through a moved copy:
+    # spans of neighbouring columns (256 float32 / 128 float64) that stop at
+    # each slab, chunks of max(1, 16384 // n) columns split between threads,
+    # columns of zeros, NaN, infinities, overflowing sums; bit for bit
+    # against the specification at every level and thread count
+    import normops.row_divide as rd
+
+    def no_moved_copy(*args, **kwargs):
+        raise AssertionError("the column route must not move axes")
+
+    monkeypatch.setattr(rd, "moved_axes", no_moved_copy)
+    rng = np.random.default_rng(21)
+    dtype = np.dtype(dtype)
+    for shape, axis in (((17, 300), 0), ((16, 257), 0), ((15, 129), 0), ((1, 256), 0), ((33, 2), 0),
+                        ((3, 40, 255), 1), ((2, 70, 3, 5), 1), ((4, 5, 6, 7), 2), ((1100, 20), 0)):
+        x = make_x(rng, shape, dtype, special=True)
+        columns = np.moveaxis(x, axis, -1).reshape(-1, shape[axis])
+        with np.errstate(all="ignore"):
+            columns[0] = 0          # a zero norm: zeros throughout
+            columns[-1, 1:] = 0.0
+            columns[-1, 0] = np.nan
+            if len(columns) > 2:
+                columns[1] = -0.0
+                columns[2] = np.finfo(dtype).max  # the sum overflows
+        x = np.ascontiguousarray(np.moveaxis(columns.reshape(np.moveaxis(x, axis, -1).shape), -1, axis))
+        for p in (1, 2):
+            want = normops.reference.run(LP, [x], {"axis": axis, "p": p})[0]
+            for level in normops._isa.available_levels():
+                with normops._isa.use(level):
+                    for n in (1, 2, 3, 8):
+                        assert_same_bits(normops.run(LP, [x], {"axis": axis, "p": p}, n_threads=n)[0], want,
+                                         f"LP {shape} axis={axis} p={p} {level} n={n}")

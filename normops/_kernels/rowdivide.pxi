@@ -99,3 +99,120 @@ def row_divide(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
                                 NULL if scratch == NULL else scratch + omp_get_thread_num() * cols)
     finally:
         free(scratch)
+
+
+# ------------------------------------------- LpNormalization along columns
+#
+# LpNormalization along an axis that is not last: x is (outer, n, inner)
+# with inner > 1, and each row of the specification is a column x[a, :, b].
+# Instead of moving the axis last in a scratch copy and back, columns are
+# taken side by side: a span of neighbouring columns keeps sixteen partial
+# sums per column (partial i % 16 takes term i, in increasing i: Sum16's
+# step 2 for each column), folds them as Sum16 does (8, 4, 2, 1), then
+# divides the span. Every column gets the bits of the row code.
+
+# Columns per span: the 16 partial rows of a span fill at most 16 KiB.
+DEF LP_SPAN_BYTES = 1024
+
+
+cdef void lp_span(const floating* x, floating* y, Py_ssize_t n, Py_ssize_t inner, Py_ssize_t w,
+                  int kind, floating* partials) noexcept nogil:
+    """Columns 0..w-1 of x (n rows, row stride inner) into y; partials holds
+    16 * w elements."""
+    cdef Py_ssize_t i, j
+    cdef floating* q
+    cdef const floating* row
+    cdef floating* out
+    cdef floating s, v
+    for j in range(16 * w):
+        partials[j] = 0
+    for i in range(n):
+        q = partials + (i & 15) * w
+        row = x + i * inner
+        if kind == DIVIDE_BY_L1:
+            for j in range(w):
+                q[j] = q[j] + abs(row[j])
+        else:
+            for j in range(w):
+                q[j] = q[j] + row[j] * row[j]
+    # Sum16's fold, in place: t + (t + 8), then t + (t + 4), then
+    # (0 + 2) + (1 + 3); the norm of column j ends in partials[j]
+    for i in range(8):
+        for j in range(w):
+            partials[i * w + j] = partials[i * w + j] + partials[(i + 8) * w + j]
+    for i in range(4):
+        for j in range(w):
+            partials[i * w + j] = partials[i * w + j] + partials[(i + 4) * w + j]
+    for i in range(2):
+        for j in range(w):
+            partials[i * w + j] = partials[i * w + j] + partials[(i + 2) * w + j]
+    for j in range(w):
+        s = partials[j] + partials[w + j]
+        partials[j] = ieee_sqrt(s) if kind == DIVIDE_BY_L2 else s
+    for i in range(n):
+        row = x + i * inner
+        out = y + i * inner
+        for j in range(w):
+            s = partials[j]
+            v = row[j] / s
+            # a zero norm gives +0 throughout (the row code's rule)
+            out[j] = 0 if s == 0 else canonical(v, True)
+
+
+cdef void lp_columns_range(const floating* x, floating* y, Py_ssize_t n, Py_ssize_t inner,
+                           Py_ssize_t first, Py_ssize_t last, int kind, floating* partials) noexcept nogil:
+    """Columns first..last-1 (column c is b = c % inner of slab a = c // inner),
+    in spans that stay within one slab."""
+    cdef Py_ssize_t span = LP_SPAN_BYTES // sizeof(floating), a, b, w
+    while first < last:
+        a = first // inner
+        b = first % inner
+        w = min(span, inner - b, last - first)
+        lp_span(x + a * n * inner + b, y + a * n * inner + b, n, inner, w, kind, partials)
+        first += w
+
+
+def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind, int n_threads):
+    """LpNormalization (kind 1: L1, 2: L2) of each column x[a, :, b] of the
+    C-contiguous float32/float64 (outer, n, inner) array x into y (same
+    dtype and layout). Columns go in chunks of max(1, 16384 // n), each
+    thread taking the contiguous run of chunks a static schedule gives it;
+    the bits never depend on the threads."""
+    cdef int t = float_typenum(x)
+    if outer < 0 or n < 1 or inner < 1:
+        raise ValueError("lp_columns needs outer >= 0, n >= 1 and inner >= 1")
+    if kind != DIVIDE_BY_L1 and kind != DIVIDE_BY_L2:
+        raise ValueError(f"lp_columns: unknown kind {kind}")
+    check_array(x, t, outer * n * inner, False, "x")
+    check_array(y, t, outer * n * inner, True, "y")
+    cdef Py_ssize_t columns = outer * inner
+    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // n)
+    cdef Py_ssize_t chunks = (columns + per_chunk - 1) // per_chunk
+    cdef int threads = row_chunk_threads(n_threads, columns, n), k
+    cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
+    cdef char* partials = <char*>malloc(max(threads, 1) * 16 * LP_SPAN_BYTES)
+    if partials == NULL:
+        raise MemoryError()
+    cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
+    with nogil:
+        if threads <= 1:
+            if t == cnp.NPY_FLOAT32:
+                lp_columns_range[float](<const float*>px, <float*>py, n, inner, 0, columns, kind,
+                                        <float*>partials)
+            else:
+                lp_columns_range[double](<const double*>px, <double*>py, n, inner, 0, columns, kind,
+                                         <double*>partials)
+        else:
+            for k in prange(threads, schedule="static", num_threads=threads):
+                if t == cnp.NPY_FLOAT32:
+                    lp_columns_range[float](<const float*>px, <float*>py, n, inner,
+                                            min(columns, chunks * k // threads * per_chunk),
+                                            min(columns, chunks * (k + 1) // threads * per_chunk), kind,
+                                            <float*>(partials + k * 16 * LP_SPAN_BYTES))
+                else:
+                    lp_columns_range[double](<const double*>px, <double*>py, n, inner,
+                                             min(columns, chunks * k // threads * per_chunk),
+                                             min(columns, chunks * (k + 1) // threads * per_chunk), kind,
+                                             <double*>(partials + k * 16 * LP_SPAN_BYTES))
+    free(partials)
