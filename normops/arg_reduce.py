@@ -206,8 +206,8 @@ def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
     if kernel_dtype(a.dtype) is None:
         raise UnsupportedError(f"{name}: input 'a' has dtype {a.dtype}, which normops does not serve "
                                f"(floating, integer and bool arrays only)")
-    try:
-        keepdims = bool(keepdims)  # NumPy takes any truth value
+    try:  # NumPy takes any truth value; its "not given" marker is the default
+        keepdims = False if keepdims is np._NoValue else bool(keepdims)
     except Exception:  # noqa: BLE001 - e.g. an array of several elements
         raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}") from None
     n_threads = _config.kernel_threads(n_threads, name)

@@ -102,17 +102,24 @@ def _dtype_argument(name, dtype):
 def _keepdims(name, keepdims):
     """NumPy's rule for its reductions' keepdims: an integer (True and
     False included) read by operator.index, so 1.5, "x", None or
-    numpy.True_ are refused (SciPy's logsumexp takes any truth value)."""
+    numpy.True_ are refused, and so is a value outside C int's range, as
+    NumPy's OverflowError; SciPy's logsumexp takes any truth value). NumPy's
+    own "not given" marker means the default there."""
     if name == "logsumexp":
         try:
             return bool(keepdims)
         except Exception:  # noqa: BLE001 - e.g. an array of several elements
             raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}") from None
+    if keepdims is np._NoValue:
+        return False
     try:
-        return bool(operator.index(keepdims))
+        value = operator.index(keepdims)
     except TypeError:
-        raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool or an integer, "
-                                f"not {keepdims!r}") from None
+        value = None
+    if value is None or not -2**31 <= value < 2**31:
+        raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool or an integer of C int's "
+                                f"range, not {keepdims!r}")
+    return bool(value)
 
 
 def _finish(name, y, out):
@@ -228,6 +235,16 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, mode=N
     m + log(sum(exp(x - m))), m the maximum (NaN if any element is NaN;
     an infinite m is the result). Integer input is computed in float64.
     ``b`` and ``return_sign=True`` are not served."""
+    if (a.ndim if type(a) is np.ndarray else np.ndim(a)) == 0:
+        # SciPy takes a 0-d input as 1-d: keepdims, or axis=(), keeps that axis
+        y = _logsumexp(a, axis, b, keepdims, return_sign, mode, n_threads)
+        if (isinstance(axis, tuple) and not axis) or _keepdims("logsumexp", keepdims):
+            return np.reshape(y, (1,))
+        return y
+    return _logsumexp(a, axis, b, keepdims, return_sign, mode, n_threads)
+
+
+def _logsumexp(a, axis, b, keepdims, return_sign, mode, n_threads):
     if b is None and return_sign is False:
         y = _direct("logsumexp", "ReduceLogSumExp", a, axis, keepdims, mode, n_threads)
         if y is not None:

@@ -117,8 +117,8 @@ class LayerNormalizer(_RowWise):
         self.n_threads = n_threads
 
     def _params(self, n_features, dtype):
-        scale = _param_vector("LayerNormalizer", "scale", self.scale, n_features, dtype)
-        bias = _param_vector("LayerNormalizer", "bias", self.bias, n_features, dtype)
+        scale = _param_vector(type(self).__name__, "scale", self.scale, n_features, dtype)
+        bias = _param_vector(type(self).__name__, "bias", self.bias, n_features, dtype)
         return np.ones(n_features, dtype) if scale is None else scale, bias
 
     def _apply(self, X):
@@ -148,7 +148,7 @@ class RMSNormalizer(_RowWise):
         self.n_threads = n_threads
 
     def _scale(self, n_features, dtype):
-        scale = _param_vector("RMSNormalizer", "scale", self.scale, n_features, dtype)
+        scale = _param_vector(type(self).__name__, "scale", self.scale, n_features, dtype)
         return np.ones(n_features, dtype) if scale is None else scale
 
     def _apply(self, X):
@@ -175,7 +175,8 @@ class SoftmaxTransformer(_RowWise):
 
     def _apply(self, X):
         if not isinstance(self.log, (bool, np.bool_)):
-            raise InvalidInputError(f"SoftmaxTransformer: parameter 'log' must be True or False, not {self.log!r}")
+            raise InvalidInputError(f"{type(self).__name__}: parameter 'log' must be True or False, "
+                                    f"not {self.log!r}")
         function = scipy_log_softmax if self.log else scipy_softmax
         return function(X, axis=1, mode=self.mode, n_threads=self.n_threads)
 

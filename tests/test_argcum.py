@@ -497,7 +497,7 @@ def test_numpy_style_argmax_argmin_equal_numpy(dtype):
     x = data(rng, (4, 5, 6), np.dtype(dtype)) if dtype is not np.bool_ else rng.random((4, 5, 6)) < 0.2
     for ours, theirs in ((normops.argmax, np.argmax), (normops.argmin, np.argmin)):
         for axis in (None, 0, 1, -1):
-            for keepdims in (False, True):
+            for keepdims in (False, True, np._NoValue):  # NumPy's "not given" marker is its default
                 got, want = ours(x, axis=axis, keepdims=keepdims), theirs(x, axis=axis, keepdims=keepdims)
                 assert type(got) is type(want)
                 assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype

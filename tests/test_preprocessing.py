@@ -163,6 +163,12 @@ def test_bad_parameters_raise_naming_them(data):
         LayerNormalizer(epsilon="x").fit(data)  # the operator's message, under the transformer's name
     with pytest.raises(InvalidInputError, match="^LayerNormalizer: .*'scale'"):
         LayerNormalizer(scale="abc").fit(data)  # already named: not prefixed twice
+
+    class MyNormalizer(LayerNormalizer):
+        pass
+
+    with pytest.raises(InvalidInputError, match="^MyNormalizer: parameter 'scale'"):
+        MyNormalizer(scale="abc").fit(data)  # a subclass is named once, by its own name
     with pytest.raises(InvalidInputError, match="n_threads"):
         SoftmaxTransformer(n_threads=-2).fit(data)
     with pytest.raises(ValueError, match="features"):

@@ -576,10 +576,11 @@ def test_keepdims_is_taken_as_numpy_and_scipy_take_it(name):
     else:
         want_fn = getattr(np, name)
     x = RNG.standard_normal((2, 3)).astype(np.float32)
-    for keepdims in (True, False, 0, 1, 2, np.int64(1), 1.5, "x", None, np.True_, np.ones(3)):
+    for keepdims in (True, False, 0, 1, 2, np.int64(1), 1.5, "x", None, np.True_, np.ones(3), np._NoValue,
+                     2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**70):
         try:
             want = np.shape(want_fn(x, axis=0, keepdims=keepdims))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             with pytest.raises(InvalidInputError, match=f"{name}: argument 'keepdims'"):
                 getattr(normops, name)(x, axis=0, keepdims=keepdims)
         else:
@@ -595,6 +596,13 @@ def test_logsumexp_matches_scipy():
         assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
         np.testing.assert_allclose(got, want, rtol=1e-6)
     assert normops.logsumexp(np.arange(4)).dtype == np.float64
+    # SciPy takes a 0-d input as 1-d: keepdims=True or axis=() keep that axis
+    for axis in (None, 0, -1, ()):
+        for keepdims in (False, True):
+            want = special.logsumexp(np.float32(1.5), axis=axis, keepdims=keepdims)
+            got = normops.logsumexp(np.float32(1.5), axis=axis, keepdims=keepdims)
+            assert np.shape(got) == np.shape(want), (axis, keepdims)
+            np.testing.assert_allclose(got, want, rtol=1e-6)
     assert normops.logsumexp(np.array([-np.inf, -np.inf])) == -np.inf
 
 

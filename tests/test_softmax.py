@@ -484,8 +484,34 @@ def test_costly_kernels_thread_once_the_other_thread_saves_enough():
     assert rule(1, 8, 16384, 8 * 16384, 8) == 1
     assert rule(8, 3, 16384, 3 * 16384, 8) == 3     # capped at the chunk count
     assert rule(8, 1, 16384, 16384, 8) == 1
+    assert rule(2, 2, 2**61, 2**62, 8) == 2         # no overflow in the weighted comparison
+    assert rule(2, 2, 16384, 32768, 0) == 1         # weight 0: never worth a thread
     old = k.set_serial_threshold(0)
     try:
         assert rule(2, 2, 16384, 16385, 1) == 2     # threshold 0: every split threads (tests use it)
+        assert rule(2, 2, 16384, 32768, 0) == 2
     finally:
         k.set_serial_threshold(old)
+
+
+def test_kernel_entry_refuses_shapes_that_overflow_and_takes_y_as_x():
+    # the kernels' entry points check sizes without wrapping around, and
+    # Hardmax finds the maximum before clearing y, so y may be x
+    empty = np.empty(0, np.float32)
+    for level in isa.available_levels():
+        mod = isa.load(level)
+        with pytest.raises(ValueError, match="too large"):
+            mod.softmax_rows(empty, empty.copy(), 1 << 62, 4, 0, False, 1)
+        with pytest.raises(ValueError, match="too large"):
+            mod.row_divide(empty, empty.copy(), 1 << 62, 4, 1, 1)
+        with pytest.raises(ValueError, match="too large"):
+            mod.lp_columns(empty, empty.copy(), 1 << 31, 1 << 31, 1 << 31, 1, 1)
+        for kind in (0, 1, 2):
+            mod.softmax_rows(empty, empty.copy(), 0, 1 << 40, kind, False, 1)  # no rows: nothing to do
+        x = special_rows(np.random.default_rng(17), 9, 33, np.float32)
+        for kind in (0, 1, 2):
+            want = np.empty_like(x)
+            mod.softmax_rows(x.reshape(-1), want.reshape(-1), 9, 33, kind, False, 1)
+            y = x.copy()
+            mod.softmax_rows(y.reshape(-1), y.reshape(-1), 9, 33, kind, False, 1)
+            same_bits(y, want)

@@ -636,8 +636,8 @@ def arg_reduce(x, out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint is
     if not isinstance(x, cnp.ndarray):
         raise TypeError("kernel argument 'x' must be an ndarray")
     cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    check_array(x, t, outer * n * inner, False, "x")
-    check_array(out, cnp.NPY_INT64, outer * inner, True, "out")
+    check_array(x, t, shape_size(outer, n, inner), False, "x")
+    check_array(out, cnp.NPY_INT64, shape_size(outer, inner), True, "out")
     cdef str code = x.dtype.kind + str(x.dtype.itemsize)
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
@@ -694,8 +694,8 @@ def cumulate(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint multip
     if not isinstance(x, cnp.ndarray):
         raise TypeError("kernel argument 'x' must be an ndarray")
     cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    check_array(x, t, outer * n * inner, False, "x")
-    check_array(y, t, outer * n * inner, True, "y")
+    check_array(x, t, shape_size(outer, n, inner), False, "x")
+    check_array(y, t, shape_size(outer, n, inner), True, "y")
     cdef int code = {"f4": 0, "f8": 1, "u4": 2, "u8": 3}.get(x.dtype.kind + str(x.dtype.itemsize), -1)
     if code < 0:
         raise TypeError(f"cumulate does not take {x.dtype}")

@@ -39,7 +39,8 @@ cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_
                              int n_threads) noexcept nogil:
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
     cdef bint cheap = (op == EW_GELU32 and fast
-                       or op == EW_ETFUNC and (which == NORMOPS_T_ERF32_FAST or which == NORMOPS_T_TANH32_FAST))
+                       or op == EW_ETFUNC and ((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_ERF32_FAST
+                                                  or (which & ~NORMOPS_T_SCALAR) == NORMOPS_T_TANH32_FAST))
     cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
                                           FAST_EXP_WEIGHT if cheap else EXACT_EXP_WEIGHT)
     if threads <= 1:

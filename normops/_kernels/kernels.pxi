@@ -6,6 +6,7 @@
 # (they are a few pointer reads) so that a misuse raises instead of crashing.
 
 cimport numpy as cnp
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
 from normops._kernels.shim cimport (
@@ -63,12 +64,15 @@ cdef inline int threads_for_costly(int requested, Py_ssize_t chunks, Py_ssize_t 
     normalisation's (exponentials): serial unless the elements the other
     threads take off the busiest one (static schedule: it runs
     ceil(chunks / threads) chunks), weighted, reach half the serial
-    threshold; for balanced chunks at weight 1 that is threads_for's rule."""
+    threshold (at 2 threads, weight 1 and even chunks, threads_for's rule).
+    saved * weight < half is tested as saved < ceil(half / weight), which
+    cannot overflow."""
     cdef int threads = team_size(requested, chunks)
-    cdef Py_ssize_t busiest
+    cdef Py_ssize_t busiest, saved, half = SERIAL_BELOW_ELEMENTS // 2
     if threads > 1:
         busiest = min(elements, (chunks + threads - 1) // threads * chunk_elements)
-        if (elements - busiest) * weight < SERIAL_BELOW_ELEMENTS // 2:
+        saved = elements - busiest
+        if (saved < (half + weight - 1) // weight) if weight > 0 else half > 0:
             return 1
     return threads
 
@@ -101,6 +105,17 @@ cdef int check_array(object a, int typenum, Py_ssize_t size, bint writable, str 
     if writable and not cnp.PyArray_ISWRITEABLE(arr):
         raise ValueError(f"kernel argument {name!r} must be writable")
     return 0
+
+
+cdef Py_ssize_t shape_size(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=1) except -1:
+    """a * b * c for a kernel's shape arguments, refused when it overflows
+    (a wrapped product could pass check_array and then index past x)."""
+    if a < 0 or b < 0 or c < 0:
+        raise ValueError("kernel shape arguments must be >= 0")
+    cdef object size = <object>a * b * c
+    if size > PY_SSIZE_T_MAX:
+        raise ValueError(f"kernel shape {a} x {b} x {c} is too large")
+    return <Py_ssize_t>size
 
 
 cdef inline void* data_or_null(object a):
@@ -137,7 +152,7 @@ cdef Storage storage_of(object a, str name) except *:
 def sum16_rows(x, out, Py_ssize_t rows, Py_ssize_t cols):
     """out[r] = Sum16(x[r, :]) for a rows x cols matrix (the building block)."""
     cdef int t = float_typenum(x)
-    check_array(x, t, rows * cols, False, "x")
+    check_array(x, t, shape_size(rows, cols), False, "x")
     check_array(out, t, rows, True, "out")
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)

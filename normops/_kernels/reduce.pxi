@@ -234,10 +234,10 @@ def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, 
     cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
     if O < 0 or R < 1 or C < 1 or not 0 <= op <= 8:
         raise ValueError("reduce_accumulate needs O >= 0, R >= 1, C >= 1 and op in 0..8")
-    check_array(x, t, O * R * C, False, "x")
-    check_array(out, t, O * C, True, "out")
+    check_array(x, t, shape_size(O, R, C), False, "x")
+    check_array(out, t, shape_size(O, C), True, "out")
     if op == NORMOPS_R_SUM_EXP:
-        check_array(center, t, O * C, False, "center")
+        check_array(center, t, shape_size(O, C), False, "center")
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
     cdef void* pc = data_or_null(center) if op == NORMOPS_R_SUM_EXP else NULL

@@ -78,8 +78,8 @@ def row_divide(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
         raise ValueError(f"row_divide: unknown kind {kind}")
     if xs != ys:
         raise TypeError("row_divide: x and y need one dtype")
-    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), rows * cols, False, "x")
-    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), rows * cols, True, "y")
+    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), shape_size(rows, cols), False, "x")
+    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), shape_size(rows, cols), True, "y")
     cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
     per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
@@ -183,8 +183,8 @@ def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
         raise ValueError("lp_columns needs outer >= 0, n >= 1 and inner >= 1")
     if kind != DIVIDE_BY_L1 and kind != DIVIDE_BY_L2:
         raise ValueError(f"lp_columns: unknown kind {kind}")
-    check_array(x, t, outer * n * inner, False, "x")
-    check_array(y, t, outer * n * inner, True, "y")
+    check_array(x, t, shape_size(outer, n, inner), False, "x")
+    check_array(y, t, shape_size(outer, n, inner), True, "y")
     cdef Py_ssize_t columns = outer * inner
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // n)
     cdef Py_ssize_t chunks = (columns + per_chunk - 1) // per_chunk

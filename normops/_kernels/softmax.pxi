@@ -55,10 +55,11 @@ cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nog
         m = normops_row_max_float(x, n, &has_nan, &pos_inf)
     else:
         m = normops_row_max_double(x, n, &has_nan, &pos_inf)
-    memset(y, 0, n * sizeof(floating))
-    if not has_nan:
+    if not has_nan:  # found before y is cleared: y may be x
         while x[first_max] != m:
             first_max += 1
+    memset(y, 0, n * sizeof(floating))
+    if not has_nan:
         y[first_max] = 1
 
 
@@ -278,8 +279,10 @@ def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, in
     cdef int t = float_typenum(x)
     if rows < 0 or cols < 1 or not 0 <= kind <= 2:
         raise ValueError("softmax_rows needs rows >= 0, cols >= 1 and kind in 0..2")
-    check_array(x, t, rows * cols, False, "x")
-    check_array(y, t, rows * cols, True, "y")
+    check_array(x, t, shape_size(rows, cols), False, "x")
+    check_array(y, t, shape_size(rows, cols), True, "y")
+    if rows == 0:
+        return
     run_softmax_rows(<cnp.ndarray>x, <cnp.ndarray>y, t, rows, cols, kind, fast, n_threads)
 
 

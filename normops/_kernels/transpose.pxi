@@ -25,8 +25,8 @@ def swap_blocks(x, y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int n_thread
     cdef int word = <int>cnp.PyArray_ITEMSIZE(<cnp.ndarray>x)
     if word != 1 and word != 2 and word != 4 and word != 8:
         raise TypeError(f"swap_blocks moves 1, 2, 4 or 8-byte elements, not {x.dtype}")
-    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), outer * a * b, False, "x")
-    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>x), outer * a * b, True, "y")
+    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), shape_size(outer, a, b), False, "x")
+    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>x), shape_size(outer, a, b), True, "y")
     cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
     # the words are read as unsigned integers of their size: both pointers
