@@ -111,10 +111,11 @@ def _direct_rows(x, cols, kind, mode, n_threads, where):
     whose rows are its last ``cols`` elements. None when x is anything
     else; the full path then validates (the only place errors are
     raised)."""
-    if not (mode is None or mode == "exact" or mode == "fast"):
+    threads = _config.direct_threads(mode, n_threads, where)  # None: not checked by type alone
+    if threads is None:
         return None
-    return _isa.kernels.softmax_last_axis(x, cols, kind, _config.resolve_mode(mode, where) == "fast",
-                                          _config.kernel_threads(n_threads, where))
+    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
+    return _isa.kernels.softmax_last_axis(x, cols, kind, fast, threads)
 
 
 def _named(op, input, axis, opset, mode, n_threads, full_output):
