@@ -506,6 +506,13 @@ def test_kernel_entry_refuses_shapes_that_overflow_and_takes_y_as_x():
             mod.row_divide(empty, empty.copy(), 1 << 62, 4, 1, 1)
         with pytest.raises(ValueError, match="too large"):
             mod.lp_columns(empty, empty.copy(), 1 << 31, 1 << 31, 1 << 31, 1, 1)
+        with pytest.raises(ValueError, match="too large"):
+            mod.row_normalize(empty, np.ones(4, np.float32), None, empty.copy(), None, None, 1 << 62, 4,
+                              1e-5, True, 1)
+        one = np.ones(1 << 20, np.float32)
+        with pytest.raises(ValueError, match="too large"):
+            mod.batch_normalization_training(empty, one, one, one, one, empty.copy(), one.copy(), one.copy(),
+                                             1 << 22, 1 << 20, 1 << 22, 1e-5, 0.9, 1)
         for kind in (0, 1, 2):
             mod.softmax_rows(empty, empty.copy(), 0, 1 << 40, kind, False, 1)  # no rows: nothing to do
         x = special_rows(np.random.default_rng(17), 9, 33, np.float32)

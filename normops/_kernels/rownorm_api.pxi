@@ -80,10 +80,11 @@ def row_normalize(
     """
     cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y"), ss = storage_of(scale, "scale")
     cdef int bs = -1 if bias is None else <int>storage_of(bias, "bias")
-    cdef Py_ssize_t size = rows * cols
+    cdef Py_ssize_t size
     cdef RowParams p
     if rows < 0 or cols < 1:
         raise ValueError("row_normalize needs rows >= 0 and cols >= 1")
+    size = shape_size(rows, cols)
     if period < 0 or (period > 0 and (seg_len < 1 or cols % seg_len != 0)):
         raise ValueError("row_normalize needs period >= 0 and seg_len dividing cols")
     if not storable(xs, ys, ss, bs):
@@ -412,8 +413,8 @@ def batch_normalization_training(x, scale, bias, given_mean, given_var, y, runni
     if not storable(xs, ys, ss, bs):
         raise TypeError("batch_normalization_training: float64 arrays need float64 arithmetic throughout")
     cdef int arith = cnp.NPY_FLOAT64 if xs == STORE_FLOAT64 else cnp.NPY_FLOAT32
-    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), N * C * S, False, "x")
-    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), N * C * S, True, "y")
+    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), shape_size(N, C, S), False, "x")
+    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), shape_size(N, C, S), True, "y")
     check_array(scale, cnp.PyArray_TYPE(<cnp.ndarray>scale), C, False, "scale")
     check_array(bias, cnp.PyArray_TYPE(<cnp.ndarray>bias), C, False, "bias")
     for a, name, w in ((given_mean, "given_mean", False), (given_var, "given_var", False),
