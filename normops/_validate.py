@@ -152,6 +152,14 @@ def axis_attribute(op, name, axis, ndim, input_name="X"):
     return axis_in_range(op, f"attribute {name!r}", int_attribute(op, name, axis), ndim, input_name)
 
 
+def truth_argument(name, arg, value):
+    """A flag read as NumPy's argmax or SciPy read it: any truth value."""
+    try:
+        return bool(value)
+    except Exception:  # noqa: BLE001 - e.g. an array of several elements
+        raise InvalidInputError(f"{name}: argument {arg!r} must be a bool, not {value!r}") from None
+
+
 def zero_d_axis(name, axis, input_name):
     """NumPy lets a 0-d array take an int axis 0 or -1 (not in a tuple),
     meaning no axis; anything else is refused."""

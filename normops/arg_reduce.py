@@ -13,7 +13,8 @@ from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
 from ._validate import (
-    array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, plain_float, product, zero_d_axis,
+    array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, plain_float, product, truth_argument,
+    zero_d_axis,
 )
 from .reference import _argcum as _reference_argcum
 
@@ -206,10 +207,8 @@ def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
     if kernel_dtype(a.dtype) is None:
         raise UnsupportedError(f"{name}: input 'a' has dtype {a.dtype}, which normops does not serve "
                                f"(floating, integer and bool arrays only)")
-    try:  # NumPy takes any truth value; its "not given" marker is the default
-        keepdims = False if keepdims is np._NoValue else bool(keepdims)
-    except Exception:  # noqa: BLE001 - e.g. an array of several elements
-        raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}") from None
+    # any truth value; NumPy's "not given" marker is the default
+    keepdims = False if keepdims is np._NoValue else truth_argument(name, "keepdims", keepdims)
     n_threads = _config.kernel_threads(n_threads, name)
     ndim = a.ndim
     if axis is None or ndim == 0:

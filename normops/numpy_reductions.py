@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _config
 from ._errors import InvalidInputError, UnsupportedError
-from ._validate import array_input, is_float_dtype, plain_float, zero_d_axis
+from ._validate import array_input, is_float_dtype, plain_float, truth_argument, zero_d_axis
 from .reduction import ONE_AXIS, all_axes, direct, kernel_accumulate, normalize_axes, reduce, resolve
 
 
@@ -103,13 +103,8 @@ def _keepdims(name, keepdims):
     """NumPy's rule for its reductions' keepdims: an integer (True and
     False included) read by operator.index, so 1.5, "x", None or
     numpy.True_ are refused, and so is a value outside C int's range, as
-    NumPy's OverflowError; SciPy's logsumexp takes any truth value). NumPy's
-    own "not given" marker means the default there."""
-    if name == "logsumexp":
-        try:
-            return bool(keepdims)
-        except Exception:  # noqa: BLE001 - e.g. an array of several elements
-            raise InvalidInputError(f"{name}: argument 'keepdims' must be a bool, not {keepdims!r}") from None
+    NumPy's OverflowError). NumPy's own "not given" marker means the
+    default. (logsumexp reads it as SciPy does, truth_argument, first.)"""
     if keepdims is np._NoValue:
         return False
     try:
@@ -238,7 +233,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, mode=N
     if (a.ndim if type(a) is np.ndarray else np.ndim(a)) == 0:
         # SciPy takes a 0-d input as 1-d: keepdims, or axis=(), keeps that axis
         y = _logsumexp(a, axis, b, keepdims, return_sign, mode, n_threads)
-        if (isinstance(axis, tuple) and not axis) or _keepdims("logsumexp", keepdims):
+        if (isinstance(axis, tuple) and not axis) or truth_argument("logsumexp", "keepdims", keepdims):
             return np.reshape(y, (1,))
         return y
     return _logsumexp(a, axis, b, keepdims, return_sign, mode, n_threads)
@@ -256,5 +251,6 @@ def _logsumexp(a, axis, b, keepdims, return_sign, mode, n_threads):
     a = _input("logsumexp", a)
     if not is_float_dtype(a.dtype):
         a = a.astype(np.float64)
+    keepdims = truth_argument("logsumexp", "keepdims", keepdims)  # SciPy: any truth value
     return _finish("logsumexp", _run("logsumexp", "ReduceLogSumExp", a, axis, keepdims, mode, n_threads),
                    None)
