@@ -522,3 +522,75 @@ def test_kernel_entry_refuses_shapes_that_overflow_and_takes_y_as_x():
             y = x.copy()
             mod.softmax_rows(y.reshape(-1), y.reshape(-1), 9, 33, kind, False, 1)
             same_bits(y, want)
+
+
+def test_placed_outputs_are_ordinary_arrays_in_the_right_place():
+    # Softmax's fresh outputs of 16 KiB or more come from normops' NumPy
+    # allocation handler (placed_alloc.h): on a 64-byte line, 3 KiB past
+    # the input's line modulo 4096; smaller ones from NumPy's own
+    import pickle
+
+    from numpy._core.multiarray import get_handler_name
+
+    rng = np.random.default_rng(16)
+    default = get_handler_name()
+    for level in isa.available_levels():
+        mod = isa.load(level)
+        for rows, cols in ((32, 1024), (3, 4097), (1, 4096)):
+            # inputs at every offset in a line, all of them x.size >= 4096
+            buf = rng.standard_normal(rows * cols + 16).astype(np.float32)
+            for offset in (0, 1, 4, 13):
+                x = buf[offset:offset + rows * cols].reshape(rows, cols)
+                y = mod.softmax_last_axis(x, cols, 0, True, 1)
+                assert get_handler_name(y) == "normops_placed" and get_handler_name() == default
+                assert y.flags.owndata and y.base is None and y.flags.c_contiguous and y.flags.writeable
+                assert y.ctypes.data % 64 == 0
+                assert (y.ctypes.data - (x.ctypes.data & ~63)) % 4096 == 3072
+                with isa.use(level):
+                    same_bits(y, normops.run("Softmax", [x], mode="fast", n_threads=1)[0])
+                same_bits(pickle.loads(pickle.dumps(y)), y)
+                # growing goes through the handler's realloc: the data moves, kept
+                kept = y.copy()
+                y.resize((rows + 5, cols), refcheck=False)
+                same_bits(y[:rows], kept)
+                assert (y[rows:] == 0).all() and y.ctypes.data % 64 == 0
+                y.resize((1, 3), refcheck=False)
+                same_bits(y.reshape(-1), kept.reshape(-1)[:3])
+        small = mod.softmax_last_axis(np.ones((2, 8), np.float32), 8, 0, False, 1)
+        assert get_handler_name(small) == default
+        for dtype in (np.float32, np.float64, np.int32):
+            a = np.zeros((64, 65), dtype)
+            e = mod.empty_placed(a)
+            assert e.shape == a.shape and e.dtype == a.dtype and e.flags.c_contiguous and e.flags.owndata
+            assert get_handler_name(e) == ("normops_placed" if dtype != np.int32 else default)
+        # a failed allocation leaves NumPy's handler in place
+        with pytest.raises(MemoryError):
+            mod.empty_placed(np.broadcast_to(np.float32(0), (2 ** 42,)))
+        assert get_handler_name() == default
+        with pytest.raises(TypeError):
+            mod.empty_placed([1.0])
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+def test_placing_outputs_does_not_change_bits(op):
+    # every output placed (threshold 1 byte) or none, both flavours, both
+    # routes (the named function's direct one and normops.run), 1-3 threads
+    rng = np.random.default_rng(17)
+    for level in isa.available_levels():
+        mod = isa.load(level)
+        for rows, cols in ((1, 1), (5, 33), (70, 64), (9, 1000), (4, 4097)):
+            x = special_rows(rng, rows, cols, np.float32 if cols % 2 else np.float64)
+            function = getattr(normops.ops, {"Softmax": "softmax", "LogSoftmax": "log_softmax"}.get(op, "hardmax"))
+            for mode in ("exact", "fast"):
+                with isa.use(level):
+                    outputs = []
+                    for place_from in (1, 1 << 62):
+                        old = mod.set_place_from_bytes(place_from)
+                        try:
+                            for t in (1, 2, 3):
+                                outputs.append(function(x, axis=-1, mode=mode, n_threads=t))
+                                outputs.append(normops.run(op, [x], mode=mode, n_threads=t)[0])
+                        finally:
+                            mod.set_place_from_bytes(old)
+                for got in outputs[1:]:
+                    same_bits(got, outputs[0])

@@ -78,6 +78,7 @@ cdef inline int threads_for_costly(int requested, Py_ssize_t chunks, Py_ssize_t 
 
 
 include "storage.pxi"
+include "placed.pxi"
 include "sum16.pxi"
 include "rownorm.pxi"
 include "rownorm_api.pxi"
