@@ -30,6 +30,7 @@ LN2_QUANTUM = mpmath.mpf(2) ** -42        # e * LN2_HI and e * LN2_HI + logc_hi 
 EXP_L1_QUANTUM = mpmath.mpf(2) ** -42     # k * L1 exact for |k| < 2^17 (36 significant bits)
 FAST_LN2_QUANTUM = mpmath.mpf(2) ** -16   # float32: n * LN2_HI_F exact for |n| < 2^8
 QUICK_EXP_TABLE_BITS = 8  # exp32's quick path: 2^(j/256), j < 256
+FAST_SIXTEENTHS = 16      # the AVX-512 fast exp: 2^(j/16) in one 16-lane register
 
 
 def round_to_quantum(v, quantum):
@@ -162,18 +163,27 @@ def fast_exp_values():
     # exp(r) = 1 + r (1 + r (P2 + r (P3 + ... + r P7))): Taylor, degree 7
     for k in range(2, 8):
         consts[f"NORMOPS_EXPF_P{k}"] = single(1 / mpmath.factorial(k))
-    # the AVX-512 build's degree 6 (fused multiply-add keeps its rounding
-    # small): 1 + r + r^2 (F2 + r F3 + ... + r^4 F6), F2..F6 fitted to
-    # e^r by least squares on Chebyshev nodes of [-ln2/2, ln2/2], relative
-    # error weighted, in mpmath (deterministic); relative error 4e-9
-    for k, c in enumerate(fitted_exp_tail(degree=6), start=2):
-        consts[f"NORMOPS_EXPF_F{k}"] = single(c)
+    # the AVX-512 build: x = (n/16) ln2 + r, |r| <= ln2/32 (the shift
+    # below rounds x log2 e to sixteenths), 2^(j/16) from a 16-entry table
+    # held in one register, and e^r - 1 = r (1 + r (T2 + r T3)) fitted to
+    # e^r by least squares on Chebyshev nodes of [-ln2/32, ln2/32], relative
+    # error weighted, in mpmath (deterministic)
+    # 1.5 * 2^23 / 16: sums with it are multiples of 1/16, and the low four
+    # bits of the sum's pattern are j (n mod 16), the table's index
+    assert FAST_SIXTEENTHS & (FAST_SIXTEENTHS - 1) == 0
+    consts["NORMOPS_EXPF_SHIFT16"] = single(mpmath.mpf(3) * 2 ** 22 / FAST_SIXTEENTHS)
+    for k, c in enumerate(fitted_exp_tail(degree=3, half=LN2 / (2 * FAST_SIXTEENTHS)), start=2):
+        consts[f"NORMOPS_EXPF_T{k}"] = single(c)
     return consts
 
 
-def fitted_exp_tail(degree, nodes=200):
-    """c[0..degree-2] with e^r ~ 1 + r + r^2 sum c[i] r^i on |r| <= ln2/2."""
-    half = LN2 / 2
+def fast_exp_sixteenths():
+    """2^(j/16), j < 16, rounded once to float32 (the AVX-512 fast exp)."""
+    return [single(mpmath.power(2, mpmath.mpf(j) / FAST_SIXTEENTHS)) for j in range(FAST_SIXTEENTHS)]
+
+
+def fitted_exp_tail(degree, half, nodes=200):
+    """c[0..degree-2] with e^r ~ 1 + r + r^2 sum c[i] r^i on |r| <= half."""
     rows, rhs = [], []
     for i in range(nodes):
         r = half * mpmath.cos(mpmath.pi * (i + mpmath.mpf(1) / 2) / nodes)
@@ -209,8 +219,8 @@ def biased_patterns(table):
             for j, v in enumerate(table)]
 
 
-def table(ctype, name, values, fmt, per_line):
-    lines = [f"static const {ctype} {name}[{len(values)}] = {{"]
+def table(ctype, name, values, fmt, per_line, attributes=""):
+    lines = [f"static const {ctype} {name}[{len(values)}]{attributes} = {{"]
     for start in range(0, len(values), per_line):
         chunk = values[start:start + per_line]
         lines.append("    " + ", ".join(fmt(v) for v in chunk) + ",")
@@ -258,6 +268,9 @@ def render():
     out.append("/* fast exp (float32 arithmetic) */")
     for name, value in fast_consts.items():
         out.append(f"#define {name} ({c_float(value)})")
+    out.append("/* the AVX-512 fast exp: 2^(j/16), one register (64-byte aligned) */")
+    out.append(table("float", "normops_expf_sixteenths", fast_exp_sixteenths(), c_float, 4,
+                     " __attribute__((aligned(64)))"))
     out += ["", "#endif", ""]
     return "\n".join(out)
 

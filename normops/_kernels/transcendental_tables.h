@@ -414,10 +414,15 @@ static const double normops_log_logc_lo[128] = {
 #define NORMOPS_EXPF_P5 (0x1.1111120000000p-7f)
 #define NORMOPS_EXPF_P6 (0x1.6c16c20000000p-10f)
 #define NORMOPS_EXPF_P7 (0x1.a01a020000000p-13f)
-#define NORMOPS_EXPF_F2 (0x1.fffff80000000p-2f)
-#define NORMOPS_EXPF_F3 (0x1.55548e0000000p-3f)
-#define NORMOPS_EXPF_F4 (0x1.555b580000000p-5f)
-#define NORMOPS_EXPF_F5 (0x1.123b8e0000000p-7f)
-#define NORMOPS_EXPF_F6 (0x1.687c220000000p-10f)
+#define NORMOPS_EXPF_SHIFT16 (0x1.8000000000000p+19f)
+#define NORMOPS_EXPF_T2 (0x1.0002220000000p-1f)
+#define NORMOPS_EXPF_T3 (0x1.5556460000000p-3f)
+/* the AVX-512 fast exp: 2^(j/16), one register (64-byte aligned) */
+static const float normops_expf_sixteenths[16] __attribute__((aligned(64))) = {
+    0x1.0000000000000p+0f, 0x1.0b55860000000p+0f, 0x1.172b840000000p+0f, 0x1.2387a60000000p+0f,
+    0x1.306fe00000000p+0f, 0x1.3dea640000000p+0f, 0x1.4bfdae0000000p+0f, 0x1.5ab07e0000000p+0f,
+    0x1.6a09e60000000p+0f, 0x1.7a11480000000p+0f, 0x1.8ace540000000p+0f, 0x1.9c49180000000p+0f,
+    0x1.ae89fa0000000p+0f, 0x1.c199be0000000p+0f, 0x1.d5818e0000000p+0f, 0x1.ea4afa0000000p+0f,
+};
 
 #endif
