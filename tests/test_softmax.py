@@ -525,7 +525,7 @@ def test_kernel_entry_refuses_shapes_that_overflow_and_takes_y_as_x():
 
 
 def test_placed_outputs_are_ordinary_arrays_in_the_right_place():
-    # Softmax's fresh outputs of 16 KiB or more come from normops' NumPy
+    # Softmax's fresh outputs of 128 KiB or more come from normops' NumPy
     # allocation handler (placed_alloc.h): on a 64-byte line, 3 KiB past
     # the input's line modulo 4096; smaller ones from NumPy's own
     import pickle
@@ -536,8 +536,8 @@ def test_placed_outputs_are_ordinary_arrays_in_the_right_place():
     default = get_handler_name()
     for level in isa.available_levels():
         mod = isa.load(level)
-        for rows, cols in ((32, 1024), (3, 4097), (1, 4096)):
-            # inputs at every offset in a line, all of them x.size >= 4096
+        for rows, cols in ((32, 1024), (9, 4097), (8, 4096)):
+            # inputs at every offset in a line, all of them 128 KiB or more
             buf = rng.standard_normal(rows * cols + 16).astype(np.float32)
             for offset in (0, 1, 4, 13):
                 x = buf[offset:offset + rows * cols].reshape(rows, cols)
@@ -556,10 +556,11 @@ def test_placed_outputs_are_ordinary_arrays_in_the_right_place():
                 assert (y[rows:] == 0).all() and y.ctypes.data % 64 == 0
                 y.resize((1, 3), refcheck=False)
                 same_bits(y.reshape(-1), kept.reshape(-1)[:3])
-        small = mod.softmax_last_axis(np.ones((2, 8), np.float32), 8, 0, False, 1)
-        assert get_handler_name(small) == default
+        for small in (np.ones((2, 8), np.float32), np.ones((32767,), np.float32), np.ones((4096, 4), np.float64)[1:]):
+            assert get_handler_name(mod.softmax_last_axis(small, 4 if small.ndim == 2 else 1, 0, False, 1)) == default
+        assert get_handler_name(mod.softmax_last_axis(np.ones(32768, np.float32), 1, 0, False, 1)) == "normops_placed"
         for dtype in (np.float32, np.float64, np.int32):
-            a = np.zeros((64, 65), dtype)
+            a = np.zeros((256, 129), dtype)
             e = mod.empty_placed(a)
             assert e.shape == a.shape and e.dtype == a.dtype and e.flags.c_contiguous and e.flags.owndata
             assert get_handler_name(e) == ("normops_placed" if dtype != np.int32 else default)
