@@ -42,7 +42,7 @@ cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_
                        or op == EW_ETFUNC and ((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_ERF32_FAST
                                                   or (which & ~NORMOPS_T_SCALAR) == NORMOPS_T_TANH32_FAST))
     cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          FAST_EXP_WEIGHT if cheap else EXACT_EXP_WEIGHT)
+                                          exp_cost(cheap))
     if threads <= 1:
         elementwise_segment(op, x, b, cols, y, 0, n, itemsize, which, fast)
         return

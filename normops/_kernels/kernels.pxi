@@ -37,6 +37,12 @@ DEF FAST_EXP_WEIGHT = 2
 DEF EXACT_EXP_WEIGHT = 8
 
 
+cdef inline Py_ssize_t exp_cost(bint fast_exp) noexcept nogil:
+    """The weight of an element of an exponential kernel: the fast
+    exponential's or the correctly rounded one's."""
+    return FAST_EXP_WEIGHT if fast_exp else EXACT_EXP_WEIGHT
+
+
 cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
     """The requested threads capped at the chunk count; requested <= 0
     means OpenMP's count for the calling thread."""

@@ -95,7 +95,7 @@ cdef inline Py_ssize_t scratch_rows(Py_ssize_t cols, SoftmaxKind kind, bint stre
 cdef inline Py_ssize_t exp_weight(SoftmaxKind kind, bint fast, bint is_float32) noexcept nogil:
     if kind == KIND_HARDMAX:
         return 1
-    return FAST_EXP_WEIGHT if fast and is_float32 else EXACT_EXP_WEIGHT
+    return exp_cost(fast and is_float32)
 
 
 cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ssize_t n, bint fast,
@@ -335,8 +335,7 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
     check_array(y, t, n, True, "y")
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
     cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          FAST_EXP_WEIGHT if fast and t == cnp.NPY_FLOAT32
-                                          else EXACT_EXP_WEIGHT)
+                                          exp_cost(fast and t == cnp.NPY_FLOAT32))
     cdef bint stream = t == cnp.NPY_FLOAT32 and n * 4 >= STREAM_FROM_BYTES
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
