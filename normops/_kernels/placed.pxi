@@ -19,14 +19,12 @@ DEF PLACE_AFTER_INPUT = 3072
 cdef object PLACED_HANDLER = normops_placed_handler_capsule()
 
 
-cdef cnp.ndarray placed_like(cnp.ndarray x, int typenum):
-    """A new C-contiguous array of x's shape and dtype ``typenum`` (float16,
-    float32 or float64) for a kernel that reads x and writes it in step;
-    an ordinary ndarray that owns its data (NumPy frees it through the
-    handler it was made with)."""
-    cdef Py_ssize_t itemsize = 8 if typenum == cnp.NPY_FLOAT64 else 4 if typenum == cnp.NPY_FLOAT32 else 2
-    cdef Py_ssize_t size = cnp.PyArray_SIZE(x)
-    if size < PLACE_FROM_BYTES // itemsize:
+cdef cnp.ndarray placed_like(cnp.ndarray x):
+    """A new C-contiguous array of x's shape and dtype for a kernel that
+    reads x and writes it in step; an ordinary ndarray that owns its data
+    (NumPy frees it through the handler it was made with)."""
+    cdef int typenum = cnp.PyArray_TYPE(x)
+    if cnp.PyArray_NBYTES(x) < PLACE_FROM_BYTES:
         return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), typenum, 0)
     normops_set_place_hint(<size_t>cnp.PyArray_DATA(x) + PLACE_AFTER_INPUT)
     old = cnp.PyDataMem_SetHandler(PLACED_HANDLER)
@@ -44,7 +42,7 @@ def empty_placed(x):
     cdef cnp.ndarray a = <cnp.ndarray>x
     cdef int t = cnp.PyArray_TYPE(a)
     if t == cnp.NPY_FLOAT32 or t == cnp.NPY_FLOAT64:
-        return placed_like(a, t)
+        return placed_like(a)
     return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
 
 

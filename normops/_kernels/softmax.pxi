@@ -301,7 +301,7 @@ def softmax_last_axis(x, Py_ssize_t cols, int kind, bint fast, int n_threads):
             or not 0 <= kind <= 2 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
             or not cnp.PyArray_ISNOTSWAPPED(a)):
         return None
-    cdef cnp.ndarray y = placed_like(a, t)
+    cdef cnp.ndarray y = placed_like(a)
     run_softmax_rows(a, y, t, size // cols, cols, kind, fast, n_threads)
     return y
 
