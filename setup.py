@@ -42,6 +42,14 @@ if IS_X86_64:
 else:
     ISA_LEVELS = {"baseline": []}
 
+# NORMOPS_ISA_BUILDS=avx512 (comma-separated) builds baseline plus the listed
+# levels only: a shorter edit-build-test loop for development. Unset, every
+# level is built.
+_wanted = os.environ.get("NORMOPS_ISA_BUILDS", "").strip()
+if _wanted:
+    _keep = {"baseline"} | {w.strip() for w in _wanted.split(",") if w.strip()}
+    ISA_LEVELS = {k: v for k, v in ISA_LEVELS.items() if k in _keep}
+
 CYTHON_DIRECTIVES = {
     "language_level": 3,
     "boundscheck": False,
