@@ -75,6 +75,8 @@ def float_input(op, name, value):
     """A floating input (ONNX type constraint of normalisation operators)."""
     value = array_input(op, name, value)
     if not is_float_dtype(value.dtype):
+        if value.dtype.kind == "b":  # decisions.md §5: bool is not served
+            raise UnsupportedError(f"{op}: input {name!r} is bool, which {op} does not take (not served)")
         raise InvalidInputError(
             f"{op}: input {name!r} has dtype {value.dtype}; {op} takes float16, bfloat16, float32 or float64")
     return value
