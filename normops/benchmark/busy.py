@@ -18,16 +18,17 @@ import time
 
 __all__ = ["busy_core", "BUSY_LOOP"]
 
-#: the busy process: pin itself to one core, then spin
+#: the busy process: pin itself to one core, then spin; it also ends by
+#: itself when its parent is gone (killed without running its cleanup)
 BUSY_LOOP = (
     "import os, sys\n"
-    "cpu = int(sys.argv[1])\n"
+    "cpu, parent = int(sys.argv[1]), os.getppid()\n"
     "if hasattr(os, 'sched_setaffinity'):\n"
     "    os.sched_setaffinity(0, {cpu})\n"
     "sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
-    "x = 0\n"
-    "while True:\n"
-    "    x += 1\n"
+    "while os.getppid() == parent:\n"
+    "    for _ in range(1000000):\n"
+    "        pass\n"
 )
 
 
