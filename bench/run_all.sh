@@ -39,3 +39,4 @@ OUT="${OUT:-bench/results}"
 # one-image plot
 rm -f docs/perf_*.png docs/performance.png
 "$PYTHON" -m normops.benchmark.report "$OUT/results.json" --page docs/performance.md --figures docs
+echo "run_all.sh: done in $((SECONDS / 60)) min $((SECONDS % 60)) s"
