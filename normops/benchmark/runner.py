@@ -411,8 +411,9 @@ def bench(
     busy_core : None, True or str
         With `interleave`: measure again, with another process spinning on
         one core (`normops.benchmark.busy.busy_core`), the selected cases
-        matching this regular expression (True: `BUSY_CASES`); those rows
-        have ``state`` "busy". The busy process is stopped in every case.
+        matching this regular expression (True: those of `BUSY_CASES`, if
+        any is selected); those rows have ``state`` "busy". The busy process
+        is stopped in every case.
     separate : bool
         With `interleave`: also run the separate-process protocol
         (`SEPARATE`) on the "operator" cases, in ``meta["separate"]``
@@ -674,7 +675,7 @@ def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget,
 
         rx = re.compile(BUSY_CASES if busy_core is True else str(busy_core))
         busy_pairs = [(c, dt) for c, dt in pairs if rx.search(c.name)]
-        if not busy_pairs:
+        if not busy_pairs and busy_core is not True:  # the default set may simply not be selected
             raise ValueError(f"busy_core={busy_core!r} matches none of the selected cases")
     thread_list = _resolve_threads(threads)
     rt_names = list(INTERLEAVE_RUNTIMES) if runtimes is None else _resolve_runtimes(runtimes)
@@ -682,6 +683,9 @@ def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget,
     meta, skipped = _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch,
                            mode="interleave", busy=None, separate=None)
     live = [rt for rt in rt_names if rt not in skipped]
+    if busy_core and not busy_pairs:
+        meta["notes"].append("--busy-core: none of its cases (" + BUSY_CASES + ") is selected; "
+                             "no busy-core pass")
 
     units = [(t, jobs, "quiet") for t, jobs in _interleave_units(pairs, thread_list)]
     units += [(t, jobs, "busy") for t, jobs in _interleave_units(busy_pairs, thread_list)]
