@@ -56,8 +56,9 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
                    help="every runtime in one process per thread count, calls alternated "
                         "A, B, A, B with idle threads sleeping on both sides (ONNX Runtime "
                         "allow_spinning=0, OMP_WAIT_POLICY=PASSIVE); ratios of the medians; "
-                        "p50 and p90 per case; also measures the small-input, route, "
-                        "NumPy-style and session cases")
+                        "p50 and p90 per case; the default runtimes gain scipy, "
+                        "normops-run and normops-named (the SciPy-style and normops.run "
+                        "cases)")
     p.add_argument("--busy-core", nargs="?", const=True, default=None, metavar="REGEX",
                    help="with --interleave: measure the selected cases matching REGEX again "
                         "while another process spins on one core (started and stopped by "
