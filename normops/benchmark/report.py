@@ -356,6 +356,9 @@ def _machine_lines(meta) -> list[str]:
         "- versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())),
         f"- load average at start / end: {meta.get('loadavg_start')} / {meta.get('loadavg_end')}",
     ]
+    if meta.get("seconds"):
+        lines.append("- wall time of the parts: " + ", ".join(
+            f"{k} {v:.0f} s" for k, v in meta["seconds"].items()))
     return lines
 
 

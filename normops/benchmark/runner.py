@@ -17,6 +17,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -717,6 +718,7 @@ def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget,
                 measurements.append(dict(got, case=r["case"], dtype=r["dtype"], runtime=rt, threads=t,
                                          state=state))
 
+    seconds = meta["seconds"] = {}  # wall time of each part, for planning runs
     try:
         busy_ctx = None
         for t, jobs, state in units:
@@ -725,7 +727,9 @@ def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget,
 
                 busy_ctx = _busy_core(python=python)
                 meta["busy"] = dict(busy_ctx.__enter__(), cases=[c.name for c, _ in busy_pairs])
+            start = time.monotonic()
             run(t, jobs, state)
+            seconds[state] = round(seconds.get(state, 0.0) + time.monotonic() - start, 1)
             bar.update(f"{len(jobs)} cases T={t} {state}")
     finally:
         if busy_ctx is not None:
@@ -736,6 +740,7 @@ def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget,
         sep_pairs = [(c, dt) for c, dt in pairs if c.group == "operator"]
         sep_rts = [rt for rt in SEPARATE["runtimes"] if rt in rt_names]
         if sep_pairs and sep_rts:
+            start = time.monotonic()
             sep = bench(
                 cases=list(dict.fromkeys(c.name for c, _ in sep_pairs)),
                 dtypes=dtypes, threads=thread_list, runtimes=sep_rts,
@@ -747,6 +752,7 @@ def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget,
             meta["separate"] = {"settings": sep.meta["settings"], "runtimes": sep_rts,
                                 "rows": list(sep), "notes": sep.meta["notes"]}
             meta["overhead"] = sep.meta.get("overhead")
+            seconds["separate"] = round(time.monotonic() - start, 1)
 
     _finish(meta, skipped, errors)
     rows = _merge_interleaved(pairs, busy_pairs, thread_list, rt_names, measurements, meta)
