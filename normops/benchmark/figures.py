@@ -104,7 +104,7 @@ def _bars(ax, labels, series, bottom=1.0, rotation=55):
                linewidth=0.4, label=name, zorder=2)
         for x, v in zip(xs, vals):
             if not v:  # not measured: say so rather than leave a gap
-                ax.text(x, bottom, "n/a", rotation=90, ha="center", va="bottom", fontsize=FONT - 3,
+                ax.text(x, bottom, "n/a", rotation=90, ha="center", va="bottom", fontsize=FONT,
                         color="#777777")
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=rotation, ha="right" if rotation else "center",
@@ -174,9 +174,9 @@ def _footer(fig, meta, what) -> float:
     text = (f"{what}. {m.get('logical_cpus', '?')}-CPU {m.get('isa_level', '')} machine, "
             f"kernels {m.get('normops_isa', '?')}, load average {load[0] if load else '?'} at the start, "
             f"{str(meta.get('started', ''))[:16].replace('T', ' ')}.")
-    lines = textwrap.wrap(text, 140)
-    fig.text(0.005, 0.005, "\n".join(lines), fontsize=FONT - 1, color="#555555", va="bottom")
-    return 0.005 + 0.03 * len(lines)
+    lines = textwrap.wrap(text, 125)
+    fig.text(0.005, 0.005, "\n".join(lines), fontsize=FONT, color="#555555", va="bottom")
+    return 0.01 + 0.033 * len(lines)
 
 
 def draw_numpy(data, plt):
@@ -185,7 +185,7 @@ def draw_numpy(data, plt):
     if not sel:
         return None
     fams = list(dict.fromkeys(r["family"] for r in sel))
-    shapes = list(dict.fromkeys(r["shape"] for r in sel))
+    shapes = sorted({r["shape"] for r in sel}, key=lambda sh: math.prod(_dims(sh)))  # light = small
     threads = sorted({r["threads"] for r in sel})
     greens = ["#b8e0b0", "#5fb35a", "#1f6f2a", "#0b3d12"]
     series = []
@@ -212,8 +212,8 @@ def draw_numpy(data, plt):
                  "scipy.special, same arguments", fontsize=FONT + 1)
     ax.set_ylabel("NumPy (or SciPy) time / normops time, log", fontsize=FONT)
     ax.tick_params(axis="y", labelsize=FONT)
-    ax.legend(fontsize=FONT - 1, ncol=min(len(series), 3), loc="upper left", title="input, threads",
-              title_fontsize=FONT - 1)
+    ax.legend(fontsize=FONT, ncol=min(len(series), 3), loc="upper left", title="input, threads",
+              title_fontsize=FONT)
     foot = _footer(fig, meta, "float32; logsumexp, softmax and log_softmax against scipy.special, "
                    "the others against numpy; calls interleaved in one process")
     fig.tight_layout(rect=(0, foot, 1, 1))
@@ -277,7 +277,7 @@ def draw_curve(data, fam, kind, series, plt):
             ax.axhline(limit, color="black", ls=(0, (4, 3)), lw=1.2,
                        label="copy limit (main-memory copy bandwidth)")
             ax.annotate(f"copy limit, {gbs:.1f} GB/s", (0.01, limit), xycoords=("axes fraction", "data"),
-                        xytext=(0, 3), textcoords="offset points", fontsize=FONT - 1,
+                        xytext=(0, 3), textcoords="offset points", fontsize=FONT,
                         bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
         if kind != "width":
             ax.set_xscale("log")
@@ -297,7 +297,7 @@ def draw_curve(data, fam, kind, series, plt):
     only = next(iter(series)) if len(series) == 1 else ""
     fig.suptitle(f"{fam} throughput, float32{', ' + only if only else ''} "
                  "(median of interleaved calls)", fontsize=FONT + 1)
-    fig.legend(handles, labels, fontsize=FONT - 1, loc="lower center",
+    fig.legend(handles, labels, fontsize=FONT, loc="lower center",
                ncol=min(3, max(1, len(labels))), frameon=False)
     rows_of_legend = math.ceil(len(labels) / 3)
     fig.tight_layout(rect=(0, 0.06 + 0.045 * rows_of_legend, 1, 1))
