@@ -617,6 +617,7 @@ def _merge(pairs, thread_list, rt_names, measurements, meta) -> list[dict]:
     for case, dt in pairs:
         for t in thread_list:
             row, copy_gbs = _row_head(case, dt, t, bw)
+            row.update(family=case.family, group=case.group)
             for rt in rt_names:
                 key = runtime_key(rt)
                 ms = by_key.get((case.name, dt, t, rt), [])
