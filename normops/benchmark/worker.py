@@ -57,13 +57,7 @@ def measure(fn, *, warmup: int, repeat: int, budget: float, min_samples: int = 5
             n += 1
             if n >= 2 and clock() - start > budget_ns // 4:
                 break
-        # Per-call estimate from a short burst, to choose the batch size.
-        t0 = clock()
-        fn()
-        fn()
-        fn()
-        est = max(1, (clock() - t0) // 3)
-        inner = 1 if est >= BATCH_TARGET_NS else int(math.ceil(BATCH_TARGET_NS / est))
+        inner = _batch_size(fn)
         samples = []
         deadline = clock() + budget_ns
         if inner == 1:
@@ -166,7 +160,8 @@ def run_spec(spec: dict) -> dict:
 
 
 def _batch_size(fn) -> int:
-    """Calls per sample: 1, or enough that a sample lasts BATCH_TARGET_NS."""
+    """Calls per sample: 1, or enough that a sample lasts BATCH_TARGET_NS
+    (the time per call estimated from a burst of three)."""
     clock = time.perf_counter_ns
     t0 = clock()
     fn()
