@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Full benchmark run; regenerates docs/performance.md and docs/performance.png.
+# Full benchmark run; regenerates docs/performance.md and its figures
+# (docs/perf_vs_ort.png, docs/perf_vs_numpy.png, docs/perf_<family>.png)
+# from ONE interleaved run.
 #
-#   bash bench/run_all.sh                 # every case, 1 and 2 threads (~15-20 min)
+#   bash bench/run_all.sh                 # every case, 1 and 2 threads (~20 min on 2 cores)
 #   bash bench/run_all.sh --case Layer    # extra options go to `python -m normops bench`
+#
+# What it measures, in one command:
+# - every case interleaved (normops exact/fast, ONNX Runtime, NumPy, SciPy,
+#   torch if installed, normops.run against the named functions) in one
+#   process per thread count, spinning off on both sides;
+# - the issue-19 cases again with one core kept busy (--busy-core);
+# - the operator cases one runtime per process (--separate), the page's
+#   second table; memory bandwidth; map_batch throughput.
 #
 # Environment: PYTHON (default python), OUT (raw results, default bench/results).
 # Run it on a quiet machine: anything else running disturbs the timings, the
@@ -17,11 +27,16 @@ OUT="${OUT:-bench/results}"
     exit 1
 }
 "$PYTHON" -m normops bench \
+    --interleave \
+    --busy-core \
+    --separate \
     --bandwidth \
     --batch \
     --threads 1,2 \
-    --runtimes normops-exact,normops-fast,onnxruntime,onnxruntime-iobinding,numpy,torch \
     --out "$OUT" \
     "$@"
-"$PYTHON" -m normops.benchmark.report "$OUT/results.json" \
-    --page docs/performance.md --plot docs/performance.png
+# the figures of an earlier run (a family may have gone), and the retired
+# one-image plot
+rm -f docs/perf_*.png docs/performance.png
+"$PYTHON" -m normops.benchmark.report "$OUT/results.json" --page docs/performance.md --figures docs
+echo "run_all.sh: done in $((SECONDS / 60)) min $((SECONDS % 60)) s"

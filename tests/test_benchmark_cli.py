@@ -9,8 +9,10 @@ import csv
 import importlib.util
 import json
 import os
+import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +25,8 @@ from normops.benchmark.runtimes import DEFAULT_RUNTIMES, RUNTIMES, build_onnx_mo
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = r"^LayerNormalization_32x64$|^RMSNormalization_2x8x16_axis1$"
 HAVE_ORT = all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
+HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
+STORED = ROOT / "tests" / "data" / "bench_results_small.json"
 
 
 def _env():
@@ -181,23 +185,23 @@ def test_cli_writes_csv_and_markdown(cli_run):
     assert "## Method" in md and "## Machine" in md and "## Results" in md
     assert "| case | dtype | T |" in md
     assert "| LayerNormalization_32x64 | float32 | 1 |" in md
-    assert ((out / "plot.png").exists()) == (
-        importlib.util.find_spec("matplotlib") is not None)
+    # the headline chart needs ONNX Runtime ratios
+    assert (out / "perf_vs_ort.png").exists() == (HAVE_MPL and HAVE_ORT)
 
 
 def test_report_module_renders_page(cli_run, tmp_path):
     _, out = cli_run
-    page, png = tmp_path / "docs" / "performance.md", tmp_path / "docs" / "performance.png"
+    page, png = tmp_path / "docs" / "performance.md", tmp_path / "docs" / "perf_vs_ort.png"
     proc = subprocess.run(
         [sys.executable, "-m", "normops.benchmark.report", str(out / "results.json"),
-         "--page", str(page), "--plot", str(png)],
+         "--page", str(page)],
         capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     text = page.read_text()
     for part in ("# Performance", "## Method", "## Machine", "## Summary", "### LayerNormalization",
                  "### RMSNormalization", "quick", "ISA level"):
         assert part in text
-    assert ("![input elements per ns](performance.png)" in text) == png.exists()
+    assert ("](perf_vs_ort.png)" in text) == png.exists()
 
 
 def test_cli_rejects_bad_arguments(capsys):
@@ -277,3 +281,146 @@ def test_runtime_names():
     assert set(DEFAULT_RUNTIMES) == {"normops-exact", "normops-fast", "onnxruntime",
                                      "numpy", "torch"}
     assert set(DEFAULT_RUNTIMES) <= set(RUNTIMES)
+
+
+# ---------------------------------------------------------------------------
+# --interleave, --busy-core
+
+
+def test_interleave_alternates_calls():
+    from normops.benchmark.worker import interleave
+
+    log = []
+
+    def call(name):
+        def fn():
+            log.append(name)
+            t = time.perf_counter_ns() + 30_000  # 30 µs: one call per sample
+            while time.perf_counter_ns() < t:
+                pass
+        return fn
+
+    got = interleave({n: call(n) for n in "ABC"}, warmup=2, repeat=4, budget=5.0)
+    # warm-up (2 calls) and the batch-size probe (3 calls) of each, then
+    # one sample of each per round, the order rotating
+    assert log[:15] == ["A"] * 5 + ["B"] * 5 + ["C"] * 5
+    assert log[15:] == list("ABC" "BCA" "CAB" "ABC")
+    for stats in got.values():
+        assert stats["samples"] == 4 and stats["inner"] == 1
+        assert stats["q1_ns"] <= stats["median_ns"] <= stats["p90_ns"]
+
+
+def test_busy_core_is_stopped_on_error():
+    from normops.benchmark.busy import busy_core
+
+    with pytest.raises(KeyboardInterrupt):
+        with busy_core() as info:
+            pid = info["pid"]
+            os.kill(pid, 0)  # running
+            if hasattr(os, "sched_getaffinity"):
+                assert os.sched_getaffinity(pid) == {info["cpu"]}
+            raise KeyboardInterrupt
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_interleaved_run_routes_and_busy_core():
+    names = ("^LayerNormalization_32x64$|^np_sum_4x8_axis1$|^run_ReduceMax_4x8_axis1$"
+             "|^np_softmax_4x8_axis1$")
+    rows = benchmark.bench(cases=names, threads=(1,), interleave=True, quick=True,
+                           busy_core="^LayerNormalization_32x64$", overhead=False)
+    meta = rows.meta
+    assert meta["mode"] == "interleave" and meta["omp_wait_policy"] == "PASSIVE"
+    busy = [r for r in rows if r["state"] == "busy"]
+    assert [(r["case"], r["threads"]) for r in busy] == [("LayerNormalization_32x64", 1)]
+    with pytest.raises(ProcessLookupError):  # the busy process is gone
+        os.kill(meta["busy"]["pid"], 0)
+    quiet = {(r["case"], r["threads"]): r for r in rows if r["state"] == "quiet"}
+    assert len(quiet) == 4
+    for t in (1,):
+        ln = quiet[("LayerNormalization_32x64", t)]
+        assert ln["group"] == "operator" and ln["normops_exact_us"] > 0
+        assert ln["normops_exact_p90_us"] >= ln["normops_exact_us"]
+        assert ln["numpy_over_exact"] == pytest.approx(ln["numpy_us"] / ln["normops_exact_us"])
+        if HAVE_ORT:
+            assert ln["ort_over_fast"] == pytest.approx(ln["onnxruntime_us"] / ln["normops_fast_us"])
+        s = quiet[("np_sum_4x8_axis1", t)]
+        assert s["numpy_us"] > 0 and s["onnxruntime_us"] is None and s["scipy_us"] is None
+        assert s["normops_exact_max_abs_diff"] < 1e-5
+        sm = quiet[("np_softmax_4x8_axis1", t)]
+        assert sm["scipy_over_exact"] == pytest.approx(sm["scipy_us"] / sm["normops_exact_us"])
+        r = quiet[("run_ReduceMax_4x8_axis1", t)]
+        assert r["normops_exact_us"] is None and r["normops_run_us"] > 0
+        assert r["run_minus_named_us"] == pytest.approx(r["normops_run_us"] - r["normops_named_us"])
+    md = report.render_results_md(rows)
+    assert "## One core busy" in md and "| LayerNormalization_32x64 | exact | 1 |" in md
+    assert "NumPy/SciPy-style functions" in md
+
+
+def test_busy_core_needs_a_selected_case():
+    with pytest.raises(ValueError, match="busy_core"):
+        benchmark.bench(cases="^LayerNormalization_32x64$", interleave=True, quick=True,
+                        busy_core="^NoSuchCase$")
+
+
+# ---------------------------------------------------------------------------
+# Figures from a stored results file (a short real interleaved run)
+
+
+def _png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.fixture(scope="module")
+def stored_page(tmp_path_factory):
+    """The page and its figures rendered once from the stored results."""
+    if not HAVE_MPL:
+        pytest.skip("matplotlib not installed")
+    from normops.benchmark import figures
+
+    out = tmp_path_factory.mktemp("page")
+    data = report.load(STORED)
+    drawn = figures.write_figures(data, out / "img")
+    return report.render_page(data, list(drawn), "img/"), out / "img", drawn
+
+
+def test_figures_from_stored_results(stored_page):
+    from normops.benchmark import figures
+
+    _, tmp_path, drawn = stored_page
+    data = report.load(STORED)
+    assert _png_size(tmp_path / figures.HEADLINE) == (1000, 600)
+    assert _png_size(tmp_path / figures.NUMPY_CHART) == (1000, 600)
+    rows = [r for r in data["rows"] if r["state"] == "quiet"]
+    # every operator family has its bar, every NumPy-style function its group
+    head = set(drawn[figures.HEADLINE])
+    for fam in {r["family"] for r in rows if r["group"] in ("operator", "session")}:
+        assert figures.short_label(fam) in head, fam
+    functions = {t.split(" vs ")[0] for t in drawn[figures.NUMPY_CHART] if " vs " in t}
+    for fam in {r["family"] for r in rows if r["group"] == "numpy-style"}:
+        assert fam.replace("normops.", "") in functions, fam
+    # a throughput figure for each family measured at several sizes, only those
+    curves = figures.curve_families(data["rows"])
+    assert "LayerNormalization" in curves and "ReduceSum" not in curves
+    for fam in curves:
+        name = figures.family_file(fam)
+        assert _png_size(tmp_path / name) == (1000, 450)
+        assert any(fam in t for t in drawn[name])
+        assert any("copy limit" in t for t in drawn[name])
+    assert sorted(drawn) == sorted([figures.HEADLINE, figures.NUMPY_CHART]
+                                   + [figures.family_file(f) for f in curves])
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == sorted(drawn)
+
+
+def test_page_from_stored_results(stored_page):
+    text = stored_page[0]
+    head = text.split("## Method")[0]
+    assert "](img/perf_vs_ort.png)" in head and "](img/perf_vs_numpy.png)" in head
+    assert "](img/perf_layernormalization.png)" in text
+    for part in ("## One core busy", "## One runtime per process", "## Small inputs",
+                 "## NumPy/SciPy-style functions", "## ONNX sessions",
+                 "`normops.run` against the named function", "OMP_WAIT_POLICY=PASSIVE"):
+        assert part in text, part

@@ -2,8 +2,11 @@
 
 ``python -m normops bench`` (or ``normops.benchmark.main(argv)``) on the
 command line, `bench()` from Python. Each runtime is timed in its own
-worker processes; see `normops.benchmark.runner.bench` for the protocol and
-`normops.benchmark.cases` to add cases. Nothing heavy is imported here.
+worker processes, or, with ``interleave=True`` (``--interleave``), every
+runtime in one worker process per thread count, their calls alternated; see
+`normops.benchmark.runner.bench` for the protocols,
+`normops.benchmark.cases` to add cases and `normops.benchmark.figures` for
+the charts. Nothing heavy is imported here.
 """
 
 from .cases import CASES, Case, register, select_cases

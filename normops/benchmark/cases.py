@@ -52,9 +52,10 @@ class Case:
     make_inputs : callable(rng, dtype) -> list of ndarray
         The node's inputs in ONNX order. Only the first (X) is fed to ONNX
         Runtime at run time; the others become initializers (weights).
-    numpy_fn : callable(inputs, attributes, acc) -> ndarray
+    numpy_fn : callable(inputs, attributes, acc) -> ndarray, or None
         Equivalent NumPy expression accumulating in dtype `acc`; it also
-        serves, with ``acc=np.float64``, as the accuracy check.
+        serves, with ``acc=np.float64``, as the accuracy check (None: no
+        check, no NumPy runtime).
     torch_fn : callable(torch, tensors, attributes) -> tensor, or None
         Equivalent torch expression, None when torch has none.
     normops_fn : str
@@ -85,6 +86,26 @@ class Case:
     #: outputs the ONNX node must declare after Y (BatchNormalization in
     #: training mode needs its running statistics); only Y is compared
     extra_outputs: tuple[str, ...] = ()
+    #: what the case compares: "operator" (one ONNX node, every runtime),
+    #: "small" (the same on a tiny input: the per-call cost), "route"
+    #: (`normops.run` against the named function), "numpy-style" (normops'
+    #: NumPy/SciPy-style function against NumPy/SciPy), "session" (an ONNX
+    #: model in `normops.onnx.InferenceSession` against ONNX Runtime)
+    group: str = "operator"
+    #: the runtimes that measure this case (None: every runtime that can)
+    contenders: tuple[str, ...] | None = None
+    #: runtime name -> builder(inputs, threads) -> zero-argument callable,
+    #: for the runtimes whose call is not the default one for the case
+    builders: dict[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
+    #: builder(inputs) -> onnx.ModelProto for ONNX Runtime (default: one node)
+    onnx_model: Callable[..., Any] | None = None
+    #: the label of the case's family in the charts (default: op_type)
+    family_label: str | None = None
+
+    @property
+    def family(self) -> str:
+        """The family the charts group this case in."""
+        return self.family_label or self.op_type
 
     @property
     def elements(self) -> int:
@@ -449,6 +470,8 @@ for _op in ("Softmax", "LogSoftmax"):
         for _rows in (32, 1024):
             if _w != 1024:
                 register(softmax_case(_op, (_rows, _w)))
+# issue 19's tail-latency case (fast Softmax with one core busy)
+register(softmax_case("Softmax", (256, 1024)))
 
 def _np_sigmoid(inputs, attributes, acc=np.float32):
     x = inputs[0].astype(acc)
@@ -736,3 +759,231 @@ for _op in _NP_REDUCE:
     register(reduce_case(_op, (1024, 4096), None))
     register(reduce_case(_op, (4194304,), None))
     register(reduce_case(_op, (32, 1024, 128), (1,)))
+
+
+# ----------------------------------------------- small inputs: the per-call cost
+#
+# The same ONNX nodes on a 4x8 float32 input, where the time is the call
+# itself (validation, dispatch, allocation), against ONNX Runtime and NumPy.
+
+SMALL_SHAPE = (4, 8)
+
+
+def _small(case: Case) -> Case:
+    return dataclasses.replace(case, group="small")
+
+
+for _op in ("ReduceMax", "ReduceSum", "ReduceMean", "ReduceLogSumExp"):
+    register(_small(reduce_case(_op, SMALL_SHAPE, (1,))))
+for _op in ("ArgMax", "CumSum"):
+    register(_small(argcum_case(_op, SMALL_SHAPE, 1)))
+for _op in ("Softmax", "LogSoftmax"):
+    register(_small(softmax_case(_op, SMALL_SHAPE)))
+register(_small(normalization_case("LayerNormalization", SMALL_SHAPE)))
+register(_small(normalization_case("RMSNormalization", SMALL_SHAPE)))
+
+
+# ------------------------------------- `normops.run` against the named function
+
+def _import_normops():
+    import normops
+
+    return normops
+
+
+def _named_callable(case: Case, mode: str):
+    def build(inputs, threads):
+        fn = _import_normops()
+        for part in case.normops_fn.split("."):
+            fn = getattr(fn, part)
+        kwargs = dict(case.attributes, mode=mode, n_threads=threads)
+        return lambda: fn(*inputs, **kwargs)
+
+    return build
+
+
+def _run_callable(case: Case, mode: str):
+    def build(inputs, threads):
+        run = _import_normops().run
+        op, attrs, opset, domain = case.op_type, dict(case.attributes), case.opset_import or case.opset, \
+            case.domain
+        return lambda: run(op, inputs, attrs, opset=opset, domain=domain, mode=mode, n_threads=threads)
+
+    return build
+
+
+def route_case(case: Case, mode: str = "exact") -> Case:
+    """`normops.run(op_type, ...)` (runtime ``normops-run``) against the
+    named function (``normops-named``) on the inputs of `case`."""
+    return dataclasses.replace(
+        case, name=f"run_{case.name}" + ("_fast" if mode == "fast" else ""), group="route",
+        contenders=("normops-run", "normops-named"),
+        builders={"normops-run": _run_callable(case, mode), "normops-named": _named_callable(case, mode)},
+        family_label=f"normops.run {case.op_type}")
+
+
+for _shape in (SMALL_SHAPE, (1, 1024), (32, 4096)):
+    register(route_case(softmax_case("Softmax", _shape)))
+    register(route_case(softmax_case("Softmax", _shape), mode="fast"))
+    register(route_case(normalization_case("LayerNormalization", _shape)))
+    register(route_case(reduce_case("ReduceMax", _shape, (1,))))
+    register(route_case(argcum_case("CumSum", _shape, 1)))
+
+
+# ------------------------------------ NumPy/SciPy-style functions against theirs
+
+#: the NumPy/SciPy-style functions that mirror scipy.special (the others: numpy)
+SCIPY_STYLE = ("logsumexp", "softmax", "log_softmax")
+
+
+def _numpy_style_peer(name: str):
+    """(runtime, function) of the NumPy or SciPy function `name` mirrors."""
+    if name in SCIPY_STYLE:
+        def fn(x, axis):
+            import scipy.special
+
+            return getattr(scipy.special, name)(x, axis=axis)
+
+        return "scipy", fn
+    return "numpy", lambda x, axis: getattr(np, name)(x, axis=axis)
+
+
+#: the NumPy/SciPy-style functions and whether they take ``mode=``
+NUMPY_STYLE = {"sum": True, "mean": True, "max": True, "min": True, "prod": True, "argmax": False,
+               "argmin": False, "cumsum": False, "cumprod": False, "logsumexp": True,
+               "softmax": True, "log_softmax": True}
+NUMPY_STYLE_SHAPES = (SMALL_SHAPE, (64, 1024), (1024, 4096))
+
+
+def numpy_style_case(name: str, shape: Sequence[int], axis: int = 1) -> Case:
+    """``normops.<name>(x, axis=axis)`` against NumPy's or SciPy's function
+    of the same name on the same arguments (float32)."""
+    shape = tuple(int(d) for d in shape)
+    peer, peer_fn = _numpy_style_peer(name)
+
+    def make(rng, dtype):
+        if name == "prod":
+            x = rng.uniform(0.999, 1.001, shape)
+        elif name == "cumprod":
+            x = np.exp(0.005 * rng.standard_normal(shape))
+        else:
+            x = rng.standard_normal(shape) * 3
+        return [x.astype(dtype)]
+
+    def normops_callable(mode):
+        def build(inputs, threads):
+            fn = getattr(_import_normops(), name)
+            kw = {"axis": axis, "n_threads": threads}
+            if NUMPY_STYLE[name]:
+                kw["mode"] = mode
+            x = inputs[0]
+            return lambda: fn(x, **kw)
+
+        return build
+
+    def peer_callable(inputs, threads):
+        x = inputs[0]
+        return lambda: peer_fn(x, axis)
+
+    def numpy_fn(inputs, attributes, acc=np.float32):
+        x = inputs[0]
+        if name in ("argmax", "argmin"):
+            return getattr(np, name)(x, axis=axis)
+        if acc is not np.float32:
+            x = x.astype(acc)
+        return np.asarray(peer_fn(x, axis))
+
+    builders = {"normops-exact": normops_callable("exact"), peer: peer_callable}
+    contenders = ("normops-exact", peer)
+    if NUMPY_STYLE[name]:
+        builders["normops-fast"] = normops_callable("fast")
+        contenders = ("normops-exact", "normops-fast", peer)
+    return Case(
+        name=f"np_{name}_{'x'.join(map(str, shape))}_axis{axis}", op_type=name, opset=0, shape=shape,
+        attributes={"axis": axis}, dtypes=("float32",), make_inputs=make, numpy_fn=numpy_fn,
+        torch_fn=None, normops_fn=name, width=shape[axis], group="numpy-style",
+        contenders=contenders, builders=builders, family_label=f"normops.{name}",
+    )
+
+
+for _name in NUMPY_STYLE:
+    for _shape in NUMPY_STYLE_SHAPES:
+        register(numpy_style_case(_name, _shape))
+
+
+# ---------------------------------------------- a 10-node model in a session
+
+#: the chain of issue 18's model; X feeds the first node, each node the next
+SESSION_CHAIN = ("LayerNormalization", "Softmax", "Sigmoid", "RMSNormalization", "LogSoftmax") * 2
+
+
+def _session_model(inputs):
+    from onnx import helper, numpy_helper
+
+    x, ln_scale, ln_bias, rms_scale = inputs
+    inits = [numpy_helper.from_array(a, n) for a, n in
+             ((ln_scale, "ln_scale"), (ln_bias, "ln_bias"), (rms_scale, "rms_scale"))]
+    nodes, prev = [], "X"
+    for i, op in enumerate(SESSION_CHAIN):
+        out = "Y" if i == len(SESSION_CHAIN) - 1 else f"h{i}"
+        ins = {"LayerNormalization": [prev, "ln_scale", "ln_bias"],
+               "RMSNormalization": [prev, "rms_scale"]}.get(op, [prev])
+        attrs = {"axis": -1} if op != "Sigmoid" else {}
+        if op in ("LayerNormalization", "RMSNormalization"):
+            attrs["epsilon"] = 1e-5
+        nodes.append(helper.make_node(op, ins, [out], name=f"n{i}_{op}", **attrs))
+        prev = out
+    t = helper.np_dtype_to_tensor_dtype(x.dtype)
+    graph = helper.make_graph(nodes, "session10", [helper.make_tensor_value_info("X", t, x.shape)],
+                              [helper.make_tensor_value_info("Y", t, x.shape)], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
+
+
+def _np_session(inputs, attributes, acc=np.float32):
+    x, ln_scale, ln_bias, rms_scale = inputs
+    y = x.astype(acc)
+    steps = {
+        "LayerNormalization": lambda v: _np_layer_norm([v, ln_scale, ln_bias], {"axis": -1}, acc),
+        "Softmax": lambda v: _np_softmax([v], {"axis": -1}, acc),
+        "Sigmoid": lambda v: _np_sigmoid([v], {}, acc),
+        "RMSNormalization": lambda v: _np_rms_norm([v, rms_scale.astype(acc)], {"axis": -1}, acc),
+        "LogSoftmax": lambda v: _np_log_softmax([v], {"axis": -1}, acc),
+    }
+    for op in SESSION_CHAIN:
+        y = steps[op](y)
+    return y
+
+
+def session_case(shape: Sequence[int]) -> Case:
+    """The 10-node model of `SESSION_CHAIN` in `normops.onnx.InferenceSession`
+    (``normops-exact`` / ``normops-fast``) against ONNX Runtime."""
+    shape = tuple(int(d) for d in shape)
+    make_ln = _make_norm_inputs(shape, -1, True)
+
+    def make(rng, dtype):
+        x, scale, bias = make_ln(rng, dtype)
+        return [x, scale, bias, rng.uniform(0.5, 1.5, shape[-1:]).astype(dtype)]
+
+    def normops_session(mode):
+        def build(inputs, threads):
+            from normops.onnx import InferenceSession
+
+            sess = InferenceSession(_session_model(inputs).SerializeToString(), mode=mode,
+                                    n_threads=threads)
+            feeds = {"X": inputs[0]}
+            return lambda: sess.run(None, feeds)
+
+        return build
+
+    return Case(
+        name=f"session10_{'x'.join(map(str, shape))}", op_type="Session", opset=23, shape=shape,
+        attributes={}, dtypes=("float32",), make_inputs=make, numpy_fn=_np_session, torch_fn=None,
+        normops_fn="onnx.InferenceSession", width=shape[-1], group="session",
+        contenders=("normops-exact", "normops-fast", "onnxruntime"),
+        builders={"normops-exact": normops_session("exact"), "normops-fast": normops_session("fast")},
+        onnx_model=_session_model, family_label="10-node session",
+    )
+
+
+for _shape in ((4, 64), (64, 1024)):
+    register(session_case(_shape))

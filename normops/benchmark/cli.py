@@ -8,7 +8,7 @@ import re
 import sys
 
 from .runner import DEFAULTS, QUICK, bench
-from .runtimes import DEFAULT_RUNTIMES, RUNTIMES
+from .runtimes import DEFAULT_RUNTIMES, INTERLEAVE_RUNTIMES, RUNTIMES
 
 
 def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentParser:
@@ -24,8 +24,10 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
                    help="cases whose name matches REGEX (re.search); see --list")
     p.add_argument("--dtype", default=None, help="comma-separated dtypes, e.g. float32,float16")
     p.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
-    p.add_argument("--runtimes", default=",".join(DEFAULT_RUNTIMES),
-                   help=f"comma-separated, from: {', '.join(RUNTIMES)} (default: %(default)s)")
+    p.add_argument("--runtimes", default=None,
+                   help=f"comma-separated, from: {', '.join(RUNTIMES)} (default: "
+                        f"{','.join(DEFAULT_RUNTIMES)}; with --interleave also "
+                        f"{','.join(r for r in INTERLEAVE_RUNTIMES if r not in DEFAULT_RUNTIMES)})")
     p.add_argument("--repeat", type=int, default=None,
                    help=f"most samples per case and process (default {DEFAULTS['repeat']}, "
                         f"quick {QUICK['repeat']})")
@@ -50,8 +52,25 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
     p.add_argument("--seed", type=int, default=0, help="seed of the input data (default 0)")
     p.add_argument("--no-overhead", action="store_true",
                    help="skip the 1x8 LayerNormalization per-call overhead probe")
+    p.add_argument("--interleave", action="store_true",
+                   help="every runtime in one process per thread count, calls alternated "
+                        "A, B, A, B with idle threads sleeping on both sides (ONNX Runtime "
+                        "allow_spinning=0, OMP_WAIT_POLICY=PASSIVE); ratios of the medians; "
+                        "p50 and p90 per case; the default runtimes gain scipy, "
+                        "normops-run and normops-named (the SciPy-style and normops.run "
+                        "cases)")
+    p.add_argument("--busy-core", nargs="?", const=True, default=None, metavar="REGEX",
+                   help="with --interleave: measure the selected cases matching REGEX again "
+                        "while another process spins on one core (started and stopped by "
+                        "the command); default REGEX: the cases of issue 19 "
+                        "(LayerNormalization 1024x4096, Softmax 256x1024, ReduceSum "
+                        "1024x4096 axis -1)")
+    p.add_argument("--separate", action="store_true",
+                   help="with --interleave: also time the operator cases one runtime per "
+                        "process (exact, fast, ONNX Runtime), the page's second table")
     p.add_argument("--out", metavar="DIR", default=None,
-                   help="write results.json, results.csv, results.md and plot.png in DIR")
+                   help="write results.json, results.csv, results.md and the figures "
+                        "(perf_*.png) in DIR")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     return p
@@ -97,12 +116,20 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.no_progress,
             out=args.out,
             batch=args.batch,
+            interleave=args.interleave,
+            busy_core=args.busy_core,
+            separate=args.separate,
         )
     except (ValueError, KeyError, TypeError, re.error) as exc:  # bad argument
         print(f"normops bench: error: {exc}", file=sys.stderr)
         return 2
     meta = results.meta
     print(terminal_table(results, meta))
+    if meta.get("separate"):
+        from .report import separate_meta
+
+        print("\nOne runtime per process:")
+        print(terminal_table(meta["separate"]["rows"], separate_meta(meta)))
     print()
     for line in [overhead_line(meta)] + bandwidth_lines(meta) + batch_lines(meta):
         if line:
@@ -113,5 +140,5 @@ def main(argv: list[str] | None = None) -> int:
         written = [os.path.basename(p) for p in meta.get("outputs", {}).values() if p]
         print(f"wrote {', '.join(written)} in {args.out}")
     measured = any(v is not None for r in results for k, v in r.items() if k.endswith("_us")
-                   and not k.endswith("_rounds_us") and k != "copy_limit_us")
+                   and not k.endswith("_rounds_us") and k not in ("copy_limit_us", "run_minus_named_us"))
     return 0 if measured else 1

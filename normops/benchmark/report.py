@@ -1,11 +1,12 @@
 """Reports of a benchmark run: JSON, CSV, Markdown, a terminal table, the
-plot, and the docs/performance.md page.
+figures (`normops.benchmark.figures`), and the docs/performance.md page.
 
 Everything here works from the `BenchResults` of `bench()` or from the
 results.json it writes, so a page can be re-rendered without re-measuring::
 
-    python -m normops.benchmark.report results.json \\
-        --page docs/performance.md --plot docs/performance.png
+    python -m normops.benchmark.report results.json --page docs/performance.md
+
+(the figures are written next to the page, ``--figures DIR`` elsewhere).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ __all__ = [
     "markdown_table",
     "terminal_table",
     "overhead_line",
-    "plot",
+    "separate_meta",
     "render_results_md",
     "render_page",
     "load",
@@ -40,6 +41,9 @@ RUNTIME_LABELS = {
     "onnxruntime-iobinding": "ORT-iob",
     "numpy": "numpy",
     "torch": "torch",
+    "scipy": "scipy",
+    "normops-run": "run",
+    "normops-named": "named",
 }
 
 
@@ -55,22 +59,41 @@ def _has_bw(meta: dict) -> bool:
     return bool(meta.get("bandwidth"))
 
 
-def columns(runtimes, bandwidth: bool = False) -> list[str]:
+def columns(runtimes, bandwidth: bool = False, interleave: bool = False) -> list[str]:
     """Every column of a result row, in CSV order."""
     cols = ["case", "op_type", "opset", "shape", "axis", "width", "elements",
             "dtype", "threads", "bytes_moved"]
+    if interleave:
+        cols[1:1] = ["family", "group", "state"]
     if bandwidth:
         cols.append("copy_limit_us")
     for rt in runtimes:
         k = _key(rt)
         cols += [f"{k}_us", f"{k}_elem_per_ns", f"{k}_samples", f"{k}_max_abs_diff",
                  f"{k}_rounds_us"]
+        if interleave:
+            cols.append(f"{k}_p90_us")
         if bandwidth:
             cols.append(f"{k}_copy_frac")
+    if interleave:
+        from .runner import INTERLEAVE_RATIOS
+
+        return cols + [c for *_, c in INTERLEAVE_RATIOS] + ["run_minus_named_us"]
     cols += ["ort_over_exact", "ort_over_fast"]
     if "onnxruntime-iobinding" in runtimes:
         cols += ["ort_iob_over_exact", "ort_iob_over_fast"]
     return cols
+
+
+def _interleaved(meta) -> bool:
+    return meta.get("mode") == "interleave"
+
+
+def separate_meta(meta) -> dict:
+    """A meta for the tables of the separate-process rows of an
+    interleaved run (``meta["separate"]``)."""
+    sep = meta["separate"]
+    return dict(meta, mode="separate", runtimes=sep["runtimes"], settings=sep["settings"])
 
 
 # ---------------------------------------------------------------------------
@@ -97,7 +120,7 @@ def write_json(results, path) -> None:
 def write_csv(results, path) -> None:
     data = _as_dict(results)
     meta = data["meta"]
-    cols = columns(meta["runtimes"], _has_bw(meta))
+    cols = columns(meta["runtimes"], _has_bw(meta), _interleaved(meta))
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -114,19 +137,21 @@ def write_csv(results, path) -> None:
 
 
 def write_outputs(results, out) -> dict:
-    """results.json, results.csv, results.md and (with matplotlib) plot.png
-    in directory `out`; returns {kind: path or None}."""
+    """results.json, results.csv, results.md and (with matplotlib) the
+    figures in directory `out`; returns {kind or figure name: path}."""
+    from .figures import write_figures
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     data = _as_dict(results)
-    paths = {"json": out / "results.json", "csv": out / "results.csv",
-             "md": out / "results.md", "png": out / "plot.png"}
+    paths = {"json": out / "results.json", "csv": out / "results.csv", "md": out / "results.md"}
     write_json(data, paths["json"])
     write_csv(data, paths["csv"])
-    made = plot(data, paths["png"])
-    if not made:
-        paths["png"] = None
-    paths["md"].write_text(render_results_md(data, "plot.png" if made else None))
+    figures = list(write_figures(data, out))
+    if not figures:
+        data["meta"].setdefault("notes", []).append("figures not drawn: matplotlib is not installed")
+    paths["md"].write_text(render_results_md(data, figures))
+    paths.update({name: out / name for name in figures})
     return paths
 
 
@@ -169,6 +194,11 @@ def _table_spec(meta):
                 if f"normops-{mode}" in rts:
                     spec.append((f"{_label(ort_rt)}/{mode}",
                                  lambda r, k=f"{prefix}_over_{mode}": _fmt_ratio(r.get(k))))
+    if _interleaved(meta):
+        for col, head in (("numpy_over_exact", "numpy/exact"), ("scipy_over_exact", "scipy/exact"),
+                          ("named_over_run", "named/run")):
+            spec.append((head, lambda r, k=col: _fmt_ratio(r.get(k))))
+        spec.append(("run-named µs", lambda r: _fmt_num(r.get("run_minus_named_us"), 2)))
     if _has_bw(meta):
         for rt in ("normops-exact", "onnxruntime"):
             if rt in rts:
@@ -177,8 +207,14 @@ def _table_spec(meta):
     return spec
 
 
-def markdown_table(rows, meta) -> str:
+def _used_spec(rows, meta):
+    """The table's columns, without those empty in every row."""
     spec = _table_spec(meta)
+    return spec[:3] + [(h, f) for h, f in spec[3:] if any(f(r) != "-" for r in rows)]
+
+
+def markdown_table(rows, meta) -> str:
+    spec = _used_spec(rows, meta)
     lines = ["| " + " | ".join(h for h, _ in spec) + " |",
              "|" + "|".join("---" if i < 2 else "---:" for i in range(len(spec))) + "|"]
     for r in rows:
@@ -187,7 +223,9 @@ def markdown_table(rows, meta) -> str:
 
 
 def terminal_table(rows, meta) -> str:
-    spec = _table_spec(meta)
+    spec = _used_spec(rows, meta)
+    if _interleaved(meta) and any(r.get("state") == "busy" for r in rows):
+        spec.insert(3, ("load", lambda r: r.get("state", "quiet")))
     cells = [[h for h, _ in spec]] + [[f(r) for _, f in spec] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(spec))]
     out = []
@@ -236,7 +274,9 @@ def ratio_summary(rows, meta, prefix: str = "ort") -> list[dict]:
     `prefix` "ort_iob" summarises the io-binding path instead."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        groups.setdefault((r["op_type"], r["dtype"], r["threads"]), []).append(r)
+        if r.get("state", "quiet") != "quiet" or r.get("group", "operator") not in ("operator", "session"):
+            continue
+        groups.setdefault((r.get("family") or r["op_type"], r["dtype"], r["threads"]), []).append(r)
     out = []
     for (op, dt, t), rs in groups.items():
         entry = {"op_type": op, "dtype": dt, "threads": t, "cases": len(rs)}
@@ -269,63 +309,10 @@ def ratio_table(rows, meta, prefix: str = "ort") -> str:
 
 
 # ---------------------------------------------------------------------------
-# Plot
-
-
-def plot(results, path) -> bool:
-    """Input elements per ns against elements of X (log x), one line per
-    runtime (float16 dashed), one panel per operator and thread count.
-    Returns False when matplotlib is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    data = _as_dict(results)
-    rows, meta = data["rows"], data["meta"]
-    ops = list(dict.fromkeys(r["op_type"] for r in rows))
-    threads = sorted(set(r["threads"] for r in rows))
-    if not ops:
-        return False
-    fig, axes = plt.subplots(len(ops), len(threads), squeeze=False,
-                             figsize=(5.5 * len(threads), 3.6 * len(ops)))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    styles = {"float32": "-", "float16": "--", "float64": ":"}
-    for i, op in enumerate(ops):
-        for j, t in enumerate(threads):
-            ax = axes[i][j]
-            sel = [r for r in rows if r["op_type"] == op and r["threads"] == t]
-            for n, rt in enumerate(meta["runtimes"]):
-                k = _key(rt)
-                for dt in sorted(set(r["dtype"] for r in sel), key=lambda d: (d != "float32", d)):
-                    pts = sorted((r["elements"], r[f"{k}_elem_per_ns"]) for r in sel
-                                 if r["dtype"] == dt and r.get(f"{k}_elem_per_ns"))
-                    if pts:
-                        ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                                styles.get(dt, "-."), marker="o", ms=3, lw=1.2, alpha=0.85,
-                                color=colors[n % len(colors)],
-                                label=rt if dt == "float32" else f"{rt} ({dt})")
-            ax.set_xscale("log")
-            ax.set_ylim(bottom=0)
-            ax.set_title(f"{op}, {t} thread{'s' if t > 1 else ''}", fontsize=10)
-            ax.set_xlabel("elements of X")
-            ax.set_ylabel("input elements / ns")
-            ax.grid(True, which="both", alpha=0.3)
-            if ax.lines:
-                ax.legend(fontsize=7, ncol=2 if len(ax.lines) > 6 else 1)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
-
-
-# ---------------------------------------------------------------------------
 # Markdown documents
 
 
-def _method_text(meta) -> str:
+def _separate_method_text(meta) -> str:
     s = meta["settings"]
     return (
         "Each runtime runs in its own process (`python -m normops.benchmark.worker`), "
@@ -369,17 +356,164 @@ def _machine_lines(meta) -> list[str]:
         "- versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())),
         f"- load average at start / end: {meta.get('loadavg_start')} / {meta.get('loadavg_end')}",
     ]
+    if meta.get("seconds"):
+        lines.append("- wall time of the parts: " + ", ".join(
+            f"{k} {v:.0f} s" for k, v in meta["seconds"].items()))
     return lines
 
 
-def render_results_md(results, plot_file: str | None = None) -> str:
-    """results.md: settings, machine, notes, overhead, the table."""
+
+def _interleave_method_text(meta) -> str:
+    s = meta["settings"]
+    return (
+        "All runtimes run in ONE process per thread count (`python -m "
+        "normops.benchmark.worker`, chunks of up to 40 cases), their calls alternated: "
+        "for each case, one sample of each runtime per round, the order rotating (A B C, "
+        "B C A, C A B), until "
+        f"{s['repeat']} rounds or {s['budget']} s per case (at least 5 rounds), after "
+        f"up to {s['warmup']} warm-up calls each. Idle threads sleep on both sides: "
+        "ONNX Runtime sessions have `session.intra_op.allow_spinning` = 0, and the "
+        "process starts with `OMP_WAIT_POLICY=PASSIVE` (read by libgomp when it loads), "
+        "so neither runtime's waiting threads steal the other's cores. A sample is one "
+        "call timed by `time.perf_counter_ns`, or a batch of calls lasting about 10 µs "
+        "divided by its size; the garbage collector is off while timing. A latency is "
+        "the median (p50) of a runtime's samples, p90 their 90th percentile; a ratio is "
+        "a ratio of medians measured side by side, so a change of the machine's speed "
+        "during the run (this VM runs the same call at two speeds minutes apart) touches "
+        "both sides alike. `ORT/exact` = ONNX Runtime time / normops exact time (above 1: "
+        "normops is faster); `numpy/exact` and `scipy/exact` likewise. ONNX Runtime: a "
+        "one-node model (X fed, the other inputs initializers) on the CPU provider, "
+        "`intra_op_num_threads` = T, `inter_op_num_threads` = 1, sequential, through "
+        "`sess.run(None, feeds)`. normops: the named function with `mode=` and "
+        "`n_threads=` T. NumPy: the textbook float32 expression. Inputs come from a fixed "
+        f"seed ({s['seed']}); every runtime's first output is compared with a float64 "
+        "NumPy evaluation (`max_abs_diff` in results.json)."
+    )
+
+
+def _method_text(meta) -> str:
+    return _interleave_method_text(meta) if _interleaved(meta) else _separate_method_text(meta)
+
+
+def _figure_lines(figures, prefix: str = "") -> list[str]:
+    from .figures import HEADLINE, NUMPY_CHART
+
+    out = []
+    alt = {HEADLINE: "speed-up over ONNX Runtime per operator family",
+           NUMPY_CHART: "speed-up over NumPy and SciPy per function"}
+    for name in figures:
+        out += [f"![{alt.get(name, name[5:-4] + ' throughput')}]({prefix}{name})", ""]
+    return out
+
+
+def _rows_of(rows, group, state="quiet"):
+    return [r for r in rows if r.get("group", "operator") == group and r.get("state", "quiet") == state]
+
+
+def _us_cell(r, rt, p90=False):
+    k = _key(rt)
+    v = r.get(f"{k}_p90_us" if p90 else f"{k}_us")
+    return _fmt_us(v)
+
+
+def busy_table(rows, meta) -> str:
+    """p50 / p90 per busy case, runtime and thread count, quiet and busy,
+    and p90 at 2 threads over p90 at 1 thread in each state."""
+    busy = [r for r in rows if r.get("state") == "busy"]
+    if not busy:
+        return ""
+    quiet = {(r["case"], r["dtype"], r["threads"]): r for r in rows if r.get("state", "quiet") == "quiet"}
+    threads = sorted({r["threads"] for r in busy})
+    lines = ["| case | runtime | T | quiet p50 µs | quiet p90 µs | busy p50 µs | busy p90 µs |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    tail = []
+    for case in dict.fromkeys(r["case"] for r in busy):
+        for rt in ("normops-exact", "normops-fast", "onnxruntime"):
+            if rt not in meta["runtimes"]:
+                continue
+            p90 = {}
+            for t in threads:
+                b = next((r for r in busy if r["case"] == case and r["threads"] == t), None)
+                q = quiet.get((case, b["dtype"] if b else "float32", t))
+                if b is None or b.get(f"{_key(rt)}_us") is None:
+                    continue
+                lines.append(
+                    f"| {case} | {_label(rt)} | {t} | {_us_cell(q, rt) if q else '-'} | "
+                    f"{_us_cell(q, rt, True) if q else '-'} | {_us_cell(b, rt)} | {_us_cell(b, rt, True)} |")
+                p90[t] = (q.get(f"{_key(rt)}_p90_us") if q else None, b.get(f"{_key(rt)}_p90_us"))
+            if 1 in p90 and 2 in p90:
+                (q1, b1), (q2, b2) = p90[1], p90[2]
+                tail.append(f"| {case} | {_label(rt)} | "
+                            f"{_fmt_ratio(q2 / q1) if q1 and q2 else '-'} | "
+                            f"{_fmt_ratio(b2 / b1) if b1 and b2 else '-'} |")
+    out = "\n".join(lines)
+    if tail:
+        out += ("\n\np90 at 2 threads / p90 at 1 thread (issue 19's target with a busy core: "
+                "at most 1.25x):\n\n| case | runtime | quiet | busy |\n|---|---|---:|---:|\n"
+                + "\n".join(tail))
+    return out
+
+
+_GROUP_TEXT = {
+    "small": ("Small inputs", "The ONNX-named functions on a 4x8 float32 input, where the time "
+              "is the call itself (checks, dispatch, allocation)."),
+    "route": ("`normops.run` against the named function", "`normops.run(op_type, inputs, "
+              "attributes)` (`run`) and the named function (`named`) on the same inputs, "
+              "interleaved; `run-named µs` is the extra cost of the generic route."),
+    "numpy-style": ("NumPy/SciPy-style functions", "`normops.sum/mean/.../softmax(x, axis=1)` "
+                    "against the NumPy or `scipy.special` function of the same name on the same "
+                    "arguments (`numpy/exact`, `scipy/exact` above 1: normops is faster)."),
+    "session": ("ONNX sessions", "A 10-node model (LayerNormalization, Softmax, Sigmoid, "
+                "RMSNormalization, LogSoftmax, twice) in `normops.onnx.InferenceSession` "
+                "(exact, fast) and in ONNX Runtime."),
+}
+
+
+def _group_sections(rows, meta, level="##") -> list[str]:
+    out = []
+    for group, (title, text) in _GROUP_TEXT.items():
+        sel = _rows_of(rows, group)
+        if sel:
+            out += [f"{level} {title}", "", text, "", markdown_table(sel, meta), ""]
+    return out
+
+
+def _busy_lines(meta) -> list[str]:
+    busy = meta.get("busy")
+    if not busy:
+        return []
+    return [f"With one core busy: a Python loop pinned to CPU {busy['cpu']} "
+            "(`os.sched_setaffinity`, normal priority) runs while these cases are measured "
+            "again, started and stopped by the command (`--busy-core`); the benchmark "
+            "process is not pinned. A 2-thread call then has a thread waiting for the busy "
+            "core's scheduler: its tail (p90) shows it.", ""]
+
+
+def _separate_section(meta, level="##") -> list[str]:
+    sep = meta.get("separate")
+    if not sep:
+        return []
+    smeta = separate_meta(meta)
+    out = [f"{level} One runtime per process", "",
+           "The same operator cases timed the earlier way, each runtime in its own processes "
+           "(not side by side), for comparison with the interleaved figures above. "
+           + _separate_method_text(smeta), "",
+           ratio_table(sep["rows"], smeta), "",
+           "<details><summary>every case</summary>", "",
+           markdown_table(sep["rows"], smeta), "", "</details>", ""]
+    return out
+
+
+def render_results_md(results, figures=()) -> str:
+    """results.md: settings, machine, notes, overhead, the tables, figures."""
     data = _as_dict(results)
     meta, rows = data["meta"], data["rows"]
     out = ["# normops benchmark results", "",
            f"Run {meta.get('started')} to {meta.get('finished')}"
            + (" (quick: a smoke test, not a measurement)" if meta["settings"].get("quick") else ""),
-           "", "## Method", "", _method_text(meta), "", "## Machine", ""]
+           ""]
+    out += _figure_lines(figures)
+    out += ["## Method", "", _method_text(meta), "", "## Machine", ""]
     out += _machine_lines(meta)
     from .batch import batch_lines
 
@@ -388,31 +522,40 @@ def render_results_md(results, plot_file: str | None = None) -> str:
         out += ["", "## Overhead and bandwidth", ""] + [f"- {x}" for x in extra]
     if meta.get("notes"):
         out += ["", "## Notes", ""] + [f"- {n}" for n in meta["notes"]]
-    out += ["", "## Ratios", "", ratio_table(rows, meta), "", "## Results", "",
-            markdown_table(rows, meta), ""]
-    if plot_file:
-        out += [f"![input elements per ns]({plot_file})", ""]
+    out += ["", "## Ratios", "", ratio_table(rows, meta), ""]
+    if meta.get("busy"):
+        out += ["## One core busy", ""] + _busy_lines(meta) + [busy_table(rows, meta), ""]
+    out += _group_sections(rows, meta)
+    out += ["## Results", "", markdown_table(_rows_of(rows, "operator"), meta), ""]
+    out += _separate_section(meta)
     return "\n".join(out)
 
 
-def render_page(results, plot_file: str | None = "performance.png") -> str:
-    """The docs/performance.md page."""
+def render_page(results, figures=(), prefix: str = "") -> str:
+    """The docs/performance.md page; `figures` are file names, `prefix` their
+    path relative to the page."""
+    from .figures import HEADLINE, NUMPY_CHART
+
     data = _as_dict(results)
     meta, rows = data["meta"], data["rows"]
     m = meta.get("machine", {})
     s = meta["settings"]
+    head = [f for f in (HEADLINE, NUMPY_CHART) if f in figures]
+    curves = [f for f in figures if f not in head]
     out = [
         "# Performance",
         "",
         "<!-- Generated by bench/run_all.sh (normops.benchmark.report); "
         "do not edit by hand. -->",
         "",
+    ]
+    out += _figure_lines(head, prefix)
+    out += [
         f"Measured {meta.get('started')} with `{meta.get('command') or 'python -m normops bench'}`.",
         "",
-        "normops is compared with ONNX Runtime (the bar it must clear), NumPy and "
-        "torch on the normalisation nodes of transformer models. The numbers below "
-        "come from one shared 2-core machine: they are medians, and differences of a "
-        "few percent are noise.",
+        "normops is compared with ONNX Runtime (the bar it must clear), NumPy/SciPy and "
+        "torch (when installed). The numbers below come from one shared 2-core machine: "
+        "they are medians, and differences of a few percent are noise.",
         "",
         "What limits the large cases, the profiles and what was tried is in "
         "[performance-analysis.md](performance-analysis.md) (written by hand).",
@@ -438,6 +581,9 @@ def render_page(results, plot_file: str | None = "performance.png") -> str:
     ov = overhead_line(meta)
     if ov:
         out += [f"{ov}.", ""]
+    if meta.get("busy"):
+        out += ["## One core busy", ""] + _busy_lines(meta) + [busy_table(rows, meta), ""]
+    out += _group_sections(rows, meta)
     if meta.get("bandwidth"):
         bw = meta["bandwidth"]
         out += ["## Memory bandwidth", "",
@@ -457,22 +603,26 @@ def render_page(results, plot_file: str | None = "performance.png") -> str:
         out += ["## Batches from threads", "",
                 "`normops.map_batch` at 1 and 2 workers ([batch.md](batch.md)):", ""]
         out += [f"- {line}" for line in batch_lines(meta)] + [""]
-    if plot_file:
+    if curves:
         out += ["## Throughput", "",
-                "Input elements per ns against the number of elements of X (log scale); "
-                "one panel per operator and thread count, one line per runtime "
-                "(float16 dashed).", "", f"![input elements per ns]({plot_file})", ""]
+                "Input elements per ns for the families measured at several sizes, against "
+                "the row width (or the input size), with the copy limit: the time a copy of "
+                "the same bytes takes at the measured copy bandwidth. The other families "
+                "have their bar in the chart at the top.", ""]
+        out += _figure_lines(curves, prefix)
     out += ["## Results", "",
-            "Latencies in µs (median of the round medians); `el/ns` = input elements per "
-            "ns; `ORT/x` = ONNX Runtime latency / normops latency.", ""]
-    for op in dict.fromkeys(r["op_type"] for r in rows):
-        out += [f"### {op}", "", markdown_table([r for r in rows if r["op_type"] == op], meta), ""]
+            "Latencies in µs (median); `el/ns` = input elements per ns; `ORT/x` = ONNX "
+            "Runtime latency / normops latency.", ""]
+    ops = _rows_of(rows, "operator")
+    for op in dict.fromkeys(r["op_type"] for r in ops):
+        out += [f"### {op}", "", markdown_table([r for r in ops if r["op_type"] == op], meta), ""]
+    out += _separate_section(meta)
     if meta.get("notes"):
         out += ["## Notes", ""] + [f"- {n}" for n in meta["notes"]] + [""]
     out += ["## Reproduce", "",
             "```sh",
-            "bash bench/run_all.sh          # full run, rewrites this page",
-            "python -m normops bench --quick --case 'LayerNormalization_32x' --threads 1",
+            "bash bench/run_all.sh          # full run, rewrites this page and its figures",
+            "python -m normops bench --interleave --quick --case 'LayerNormalization_32x' --threads 1",
             "```", "",
             "See `bench/README.md` for every option.", ""]
     return "\n".join(out)
@@ -484,19 +634,24 @@ def render_page(results, plot_file: str | None = "performance.png") -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m normops.benchmark.report",
-        description="Render docs/performance.md (and the plot) from a results.json.")
+        description="Render docs/performance.md and its figures from a results.json.")
     p.add_argument("results", help="results.json written by `python -m normops bench --out`")
     p.add_argument("--page", default="docs/performance.md", help="page to write")
-    p.add_argument("--plot", default="docs/performance.png",
-                   help="plot to write (referenced from the page by its relative path)")
+    p.add_argument("--figures", default=None, metavar="DIR",
+                   help="directory of the figures (default: the page's directory)")
     args = p.parse_args(argv)
+    from .figures import write_figures
+
     data = load(args.results)
-    for path in (args.page, args.plot):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    made = plot(data, args.plot)
-    rel = os.path.relpath(args.plot, os.path.dirname(os.path.abspath(args.page))) if made else None
-    Path(args.page).write_text(render_page(data, rel))
-    print(f"wrote {args.page}" + (f" and {args.plot}" if made else " (no plot: matplotlib missing)"))
+    page = Path(args.page)
+    page.parent.mkdir(parents=True, exist_ok=True)
+    fig_dir = Path(args.figures) if args.figures else page.parent
+    figures = list(write_figures(data, fig_dir))
+    prefix = os.path.relpath(fig_dir, page.parent)
+    prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+    page.write_text(render_page(data, figures, prefix))
+    print(f"wrote {page}" + (f" and {len(figures)} figures in {fig_dir}: {', '.join(figures)}"
+                             if figures else " (no figures: matplotlib missing)"))
     return 0
 
 

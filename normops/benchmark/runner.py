@@ -17,18 +17,33 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 
 import numpy as np
 
 from . import cases as _cases
 from .cases import Case, OVERHEAD_CASE
-from .runtimes import DEFAULT_RUNTIMES, RUNTIMES, missing_modules
+from .runtimes import DEFAULT_RUNTIMES, INTERLEAVE_RUNTIMES, RUNTIMES, missing_modules
 
-__all__ = ["bench", "BenchResults", "DEFAULTS", "QUICK", "runtime_key", "machine_info"]
+__all__ = ["bench", "BenchResults", "DEFAULTS", "QUICK", "INTERLEAVE", "runtime_key", "machine_info",
+           "BUSY_CASES", "SEPARATE"]
 
 #: Default measurement settings, and those of ``quick=True`` (smoke tests).
 DEFAULTS = {"repeat": 1000, "warmup": 50, "budget": 0.3, "rounds": 2, "per_process": "case"}
 QUICK = {"repeat": 30, "warmup": 3, "budget": 0.01, "rounds": 2, "per_process": "all"}
+#: Defaults of ``interleave=True``: `repeat` is the most rounds, `budget`
+#: the sampling time of one case (all its runtimes together).
+INTERLEAVE = {"repeat": 2000, "warmup": 30, "budget": 0.6, "rounds": 1, "per_process": "all"}
+#: The separate-process table that comes with ``separate=True``.
+SEPARATE = {"repeat": 1000, "warmup": 20, "budget": 0.1, "rounds": 2, "per_process": "all",
+            "runtimes": ("normops-exact", "normops-fast", "onnxruntime")}
+#: The cases issue 19 measures with one core busy (``--busy-core`` alone).
+BUSY_CASES = r"^LayerNormalization_1024x4096$|^Softmax_256x1024$|^ReduceSum_1024x4096_axis-1$"
+#: The runtimes and the budget factor of the busy pass.
+BUSY_RUNTIMES = ("normops-exact", "normops-fast", "onnxruntime")
+BUSY_BUDGET_FACTOR = 5
+#: Cases per interleaved worker process.
+JOBS_PER_PROCESS = 40
 
 #: ONNX Runtime paths compared with normops: runtime -> ratio column prefix
 #: (``ort_over_exact`` = onnxruntime latency / normops-exact latency). The
@@ -278,6 +293,11 @@ def _run_worker(spec: dict, python: str, timeout: float) -> dict:
     env = os.environ.copy()
     for var in _ENV_THREAD_VARS:
         env[var] = str(spec["threads"])
+    if spec.get("interleave"):
+        # OpenMP threads sleep when idle instead of spinning (libgomp reads
+        # this when it loads, hence in the environment of a fresh process),
+        # as ONNX Runtime's do with allow_spinning = 0.
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
     root = _package_root()
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
@@ -297,6 +317,11 @@ def _run_worker(spec: dict, python: str, timeout: float) -> dict:
         reason = f"worker timed out after {timeout:.0f} s"
     except (OSError, ValueError) as exc:
         reason = f"worker failed: {exc}"
+    if spec.get("interleave"):
+        return {"mode": "interleave", "threads": spec["threads"], "versions": {}, "skipped": {},
+                "failed": reason, "runtimes": spec["runtimes"],
+                "results": [{"case": j["case"], "dtype": j["dtype"], "error": reason, "runtimes": {}}
+                            for j in spec["jobs"]]}
     return {
         "runtime": spec["runtime"],
         "threads": spec["threads"],
@@ -331,6 +356,9 @@ def bench(
     python: str | None = None,
     bandwidth_mib: int = 512,
     batch: bool = False,
+    interleave: bool = False,
+    busy_core: str | bool | None = None,
+    separate: bool = False,
 ) -> BenchResults:
     """Time normalisation nodes in normops and the other runtimes.
 
@@ -369,10 +397,28 @@ def bench(
     progress : bool
         Progress bar on stderr.
     out : path, optional
-        Write results.json, results.csv, results.md and plot.png there.
+        Write results.json, results.csv, results.md and the figures
+        (`normops.benchmark.figures`) there.
     batch : bool
         Also measure ``normops.map_batch`` throughput at 1 and 2 workers
         (see `normops.benchmark.batch`), in ``meta["batch"]``.
+    interleave : bool
+        Every runtime in ONE process per thread count, their calls
+        alternated (A B C, B C A, ...) with idle threads sleeping on both
+        sides (ONNX Runtime ``allow_spinning`` 0, ``OMP_WAIT_POLICY`` =
+        PASSIVE); see `normops.benchmark.worker.interleave`. Rows gain
+        ``<rt>_p90_us``, ``state`` ("quiet"), ``group`` and ``family``;
+        `repeat` counts rounds and `budget` is per case (`INTERLEAVE`).
+    busy_core : None, True or str
+        With `interleave`: measure again, with another process spinning on
+        one core (`normops.benchmark.busy.busy_core`), the selected cases
+        matching this regular expression (True: those of `BUSY_CASES`, if
+        any is selected); those rows have ``state`` "busy". The busy process
+        is stopped in every case.
+    separate : bool
+        With `interleave`: also run the separate-process protocol
+        (`SEPARATE`) on the "operator" cases, in ``meta["separate"]``
+        (its own rows and settings), the second table of the page.
 
     Returns
     -------
@@ -380,6 +426,13 @@ def bench(
         A list with one dict per case x dtype x threads (see
         `normops.benchmark.report.columns`), plus `.meta`.
     """
+    if interleave:
+        return _bench_interleaved(
+            cases, dtypes, threads, runtimes, repeat, warmup, budget, quick, bandwidth,
+            seed=seed, progress=progress, out=out, python=python, bandwidth_mib=bandwidth_mib,
+            batch=batch, busy_core=busy_core, separate=separate, overhead=overhead)
+    if busy_core or separate:
+        raise ValueError("busy_core and separate go with interleave=True")
     settings = dict(QUICK if quick else DEFAULTS)
     for k, v in (("repeat", repeat), ("warmup", warmup), ("budget", budget),
                  ("rounds", rounds), ("per_process", per_process)):
@@ -389,43 +442,17 @@ def bench(
         raise ValueError("per_process must be 'case' or 'all'")
     if int(settings["rounds"]) < 1 or int(settings["repeat"]) < 1 or float(settings["budget"]) <= 0:
         raise ValueError("rounds and repeat must be >= 1 and budget > 0")
-    pairs = _resolve_cases(cases, dtypes)
-    if not pairs:
-        raise ValueError(f"no benchmark case matches cases={cases!r} dtypes={dtypes!r}")
     thread_list = _resolve_threads(threads)
     rt_names = _resolve_runtimes(runtimes)
+    # a case none of whose runtimes is measured is left out
+    pairs = [(c, dt) for c, dt in _resolve_cases(cases, dtypes)
+             if c.contenders is None or set(c.contenders) & set(rt_names)]
+    if not pairs:
+        raise ValueError(f"no benchmark case matches cases={cases!r} dtypes={dtypes!r}"
+                         f" runtimes={rt_names!r}")
     python = python or sys.executable
 
-    notes: list[str] = []
-    skipped: dict[str, str] = {}
-    for rt in rt_names:
-        miss = missing_modules(rt)
-        if miss:
-            skipped[rt] = f"{', '.join(miss)} not installed"
-    meta = {
-        "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "command": _command_line(),
-        "settings": dict(settings, seed=seed, quick=quick),
-        "threads": thread_list,
-        "runtimes": rt_names,
-        "machine": machine_info(),
-        "loadavg_start": _loadavg(),
-        "versions": {},
-        "bandwidth": None,
-        "batch": None,
-        "overhead": None,
-        "notes": notes,
-    }
-
-    if bandwidth:
-        from .bandwidth import measure_bandwidth
-
-        meta["bandwidth"] = measure_bandwidth(thread_list, size_mib=bandwidth_mib)
-
-    if batch:
-        from .batch import measure_batch
-
-        meta["batch"] = measure_batch(arrays=8 if quick else 32, repeats=2 if quick else 5)
+    meta, skipped = _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch)
 
     if settings["per_process"] == "case":
         units = [(t, [pair]) for pair in pairs for t in thread_list]
@@ -447,6 +474,9 @@ def bench(
         return spec
 
     def run(rt, t, jobs, rnd, **over):
+        jobs = [(c, dt) for c, dt in jobs if c.contenders is None or rt in c.contenders]
+        if not jobs:
+            return []
         spec = spec_for(rt, t, jobs, **over)
         timeout = 120 + len(jobs) * (10 * spec["budget"] + 30)
         res = _run_worker(spec, python, timeout)
@@ -488,6 +518,51 @@ def bench(
     finally:
         bar.close()
 
+    _finish(meta, skipped, errors)
+
+    rows = _merge(pairs, thread_list, rt_names, measurements, meta)
+    return _results(rows, meta, measurements, out)
+
+
+def _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch, **extra):
+    """The run's meta (settings, machine, load, bandwidth and map_batch
+    figures when asked) and {runtime: why} for the runtimes not installed."""
+    skipped = {}
+    for rt in rt_names:
+        miss = missing_modules(rt)
+        if miss:
+            skipped[rt] = f"{', '.join(miss)} not installed"
+    meta = {
+        "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": _command_line(),
+        **{k: v for k, v in extra.items() if k == "mode"},
+        "settings": dict(settings, seed=seed, quick=quick),
+        "threads": thread_list,
+        "runtimes": rt_names,
+        "machine": machine_info(),
+        "loadavg_start": _loadavg(),
+        "versions": {},
+        "bandwidth": None,
+        "batch": None,
+        "overhead": None,
+        **{k: v for k, v in extra.items() if k != "mode"},
+        "notes": [],
+    }
+    if bandwidth:
+        from .bandwidth import measure_bandwidth
+
+        meta["bandwidth"] = measure_bandwidth(thread_list, size_mib=bandwidth_mib)
+    if batch:
+        from .batch import measure_batch
+
+        meta["batch"] = measure_batch(arrays=8 if quick else 32, repeats=2 if quick else 5)
+    return meta, skipped
+
+
+def _finish(meta, skipped, errors) -> None:
+    """Notes (busy machine, skipped runtimes, one per distinct error) and the
+    end time and load."""
+    notes = meta["notes"]
     load = meta["loadavg_start"]
     if load and load[0] > 0.5:
         notes.append(
@@ -498,25 +573,35 @@ def bench(
         notes.append(f"{rt} skipped: {why}")
     seen = set()
     for (case, dt, t, rt), why in errors.items():
-        key = (rt, why)
-        if key not in seen:
-            seen.add(key)
+        if (rt, why) not in seen:
+            seen.add((rt, why))
             notes.append(f"{rt} could not run {case} {dt} (T={t}): {why}")
     meta["loadavg_end"] = _loadavg()
     meta["finished"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
 
-    rows = _merge(pairs, thread_list, rt_names, measurements, meta)
+
+def _results(rows, meta, measurements, out) -> BenchResults:
     results = BenchResults(rows, meta, measurements)
     if out is not None:
-        import importlib.util
-
         from .report import write_outputs
 
-        if importlib.util.find_spec("matplotlib") is None:
-            notes.append("plot.png not written: matplotlib is not installed")
         written = write_outputs(results, out)
         meta["outputs"] = {k: (None if p is None else str(p)) for k, p in written.items()}
     return results
+
+
+def _row_head(case, dt, t, bw):
+    """A row's description of the case, with its copy limit when the
+    bandwidth was measured; and the copy bandwidth at `t` threads (or None)."""
+    row = {"case": case.name, "op_type": case.op_type, "opset": case.opset, "shape": case.shape_str,
+           "axis": case.attributes.get("axis"), "width": case.width, "elements": case.elements,
+           "dtype": dt, "threads": t, "bytes_moved": case.bytes_moved(dt)}
+    copy_gbs = None
+    if bw:
+        avail = [k for k in bw["copy_gbs"] if int(k) <= t] or list(bw["copy_gbs"])
+        copy_gbs = bw["copy_gbs"][max(avail, key=int)]
+        row["copy_limit_us"] = case.bytes_moved(dt) / copy_gbs / 1e3
+    return row, copy_gbs
 
 
 def _merge(pairs, thread_list, rt_names, measurements, meta) -> list[dict]:
@@ -531,23 +616,8 @@ def _merge(pairs, thread_list, rt_names, measurements, meta) -> list[dict]:
     rows = []
     for case, dt in pairs:
         for t in thread_list:
-            row = {
-                "case": case.name,
-                "op_type": case.op_type,
-                "opset": case.opset,
-                "shape": case.shape_str,
-                "axis": case.attributes.get("axis"),
-                "width": case.width,
-                "elements": case.elements,
-                "dtype": dt,
-                "threads": t,
-                "bytes_moved": case.bytes_moved(dt),
-            }
-            copy_gbs = None
-            if bw:
-                avail = [k for k in bw["copy_gbs"] if int(k) <= t] or list(bw["copy_gbs"])
-                copy_gbs = bw["copy_gbs"][max(avail, key=int)]
-                row["copy_limit_us"] = case.bytes_moved(dt) / copy_gbs / 1e3
+            row, copy_gbs = _row_head(case, dt, t, bw)
+            row.update(family=case.family, group=case.group)
             for rt in rt_names:
                 key = runtime_key(rt)
                 ms = by_key.get((case.name, dt, t, rt), [])
@@ -572,3 +642,170 @@ def _merge(pairs, thread_list, rt_names, measurements, meta) -> list[dict]:
             rows.append(row)
     return rows
 
+
+
+# ---------------------------------------------------------------------------
+# The interleaved benchmark
+
+
+def _interleave_units(pairs, thread_list):
+    """(threads, jobs) per worker process: a thread count's cases in chunks."""
+    units = []
+    for t in thread_list:
+        for i in range(0, len(pairs), JOBS_PER_PROCESS):
+            units.append((t, pairs[i:i + JOBS_PER_PROCESS]))
+    return units
+
+
+def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget, quick, bandwidth, *,
+                       seed, progress, out, python, bandwidth_mib, batch, busy_core, separate,
+                       overhead) -> BenchResults:
+    settings = dict(INTERLEAVE)
+    if quick:
+        settings.update(repeat=QUICK["repeat"], warmup=QUICK["warmup"], budget=QUICK["budget"])
+    for k, v in (("repeat", repeat), ("warmup", warmup), ("budget", budget)):
+        if v is not None:
+            settings[k] = v
+    if int(settings["repeat"]) < 1 or float(settings["budget"]) <= 0:
+        raise ValueError("repeat must be >= 1 and budget > 0")
+    pairs = _resolve_cases(cases, dtypes)
+    if not pairs:
+        raise ValueError(f"no benchmark case matches cases={cases!r} dtypes={dtypes!r}")
+    busy_pairs = []
+    if busy_core:
+        import re
+
+        rx = re.compile(BUSY_CASES if busy_core is True else str(busy_core))
+        busy_pairs = [(c, dt) for c, dt in pairs if rx.search(c.name)]
+        if not busy_pairs and busy_core is not True:  # the default set may simply not be selected
+            raise ValueError(f"busy_core={busy_core!r} matches none of the selected cases")
+    thread_list = _resolve_threads(threads)
+    rt_names = list(INTERLEAVE_RUNTIMES) if runtimes is None else _resolve_runtimes(runtimes)
+    python = python or sys.executable
+    meta, skipped = _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch,
+                           mode="interleave", busy=None, separate=None)
+    live = [rt for rt in rt_names if rt not in skipped]
+    if busy_core and not busy_pairs:
+        meta["notes"].append("--busy-core: none of its cases (" + BUSY_CASES + ") is selected; "
+                             "no busy-core pass")
+
+    units = [(t, jobs, "quiet") for t, jobs in _interleave_units(pairs, thread_list)]
+    units += [(t, jobs, "busy") for t, jobs in _interleave_units(busy_pairs, thread_list)]
+    bar = _Progress(len(units), progress)
+    measurements: list[dict] = []
+    errors: dict[tuple, str] = {}
+
+    def run(t, jobs, state):
+        # the busy pass: the threaded runtimes only, and more samples for the p90
+        rts = live if state == "quiet" else [rt for rt in live if rt in BUSY_RUNTIMES]
+        spec = {"interleave": True, "runtimes": rts, "threads": t, "seed": seed, "spinning": False,
+                "warmup": int(settings["warmup"]), "repeat": int(settings["repeat"]),
+                "budget": float(settings["budget"]) * (1 if state == "quiet" else BUSY_BUDGET_FACTOR),
+                "min_samples": 5,
+                "jobs": [{"case": c.name, "dtype": dt} for c, dt in jobs]}
+        timeout = 120 + len(jobs) * (2 * spec["budget"] + 30)
+        res = _run_worker(spec, python, timeout)
+        meta["versions"].update(res.get("versions", {}))
+        if res.get("pid"):
+            meta["omp_wait_policy"] = res.get("omp_wait_policy")
+        for rt, why in res.get("skipped", {}).items():
+            skipped.setdefault(rt, why)
+        for r in res["results"]:
+            if r.get("error"):
+                errors.setdefault((r["case"], r["dtype"], t, "all"), r["error"])
+            for rt, got in r.get("runtimes", {}).items():
+                if got.get("error") and not got.get("unsupported"):
+                    errors.setdefault((r["case"], r["dtype"], t, rt), got["error"])
+                measurements.append(dict(got, case=r["case"], dtype=r["dtype"], runtime=rt, threads=t,
+                                         state=state))
+
+    seconds = meta["seconds"] = {}  # wall time of each part, for planning runs
+    try:
+        busy_ctx = None
+        for t, jobs, state in units:
+            if state == "busy" and busy_ctx is None:
+                from .busy import busy_core as _busy_core
+
+                busy_ctx = _busy_core(python=python)
+                meta["busy"] = dict(busy_ctx.__enter__(), cases=[c.name for c, _ in busy_pairs])
+            start = time.monotonic()
+            run(t, jobs, state)
+            seconds[state] = round(seconds.get(state, 0.0) + time.monotonic() - start, 1)
+            bar.update(f"{len(jobs)} cases T={t} {state}")
+    finally:
+        if busy_ctx is not None:
+            busy_ctx.__exit__(None, None, None)
+        bar.close()
+
+    if separate:
+        sep_pairs = [(c, dt) for c, dt in pairs if c.group == "operator"]
+        sep_rts = [rt for rt in SEPARATE["runtimes"] if rt in rt_names]
+        if sep_pairs and sep_rts:
+            start = time.monotonic()
+            sep = bench(
+                cases=list(dict.fromkeys(c.name for c, _ in sep_pairs)),
+                dtypes=dtypes, threads=thread_list, runtimes=sep_rts,
+                repeat=QUICK["repeat"] if quick else SEPARATE["repeat"],
+                warmup=QUICK["warmup"] if quick else SEPARATE["warmup"],
+                budget=QUICK["budget"] if quick else SEPARATE["budget"],
+                rounds=SEPARATE["rounds"], per_process=SEPARATE["per_process"], seed=seed,
+                overhead=overhead, progress=progress, python=python)
+            meta["separate"] = {"settings": sep.meta["settings"], "runtimes": sep_rts,
+                                "rows": list(sep), "notes": sep.meta["notes"]}
+            meta["overhead"] = sep.meta.get("overhead")
+            seconds["separate"] = round(time.monotonic() - start, 1)
+
+    _finish(meta, skipped, errors)
+    rows = _merge_interleaved(pairs, busy_pairs, thread_list, rt_names, measurements, meta)
+    return _results(rows, meta, measurements, out)
+
+
+#: (numerator runtime, denominator runtime, column): peer time / normops time
+INTERLEAVE_RATIOS = (
+    ("onnxruntime", "normops-exact", "ort_over_exact"),
+    ("onnxruntime", "normops-fast", "ort_over_fast"),
+    ("onnxruntime-iobinding", "normops-exact", "ort_iob_over_exact"),
+    ("onnxruntime-iobinding", "normops-fast", "ort_iob_over_fast"),
+    ("numpy", "normops-exact", "numpy_over_exact"),
+    ("numpy", "normops-fast", "numpy_over_fast"),
+    ("scipy", "normops-exact", "scipy_over_exact"),
+    ("scipy", "normops-fast", "scipy_over_fast"),
+    ("torch", "normops-exact", "torch_over_exact"),
+    ("normops-named", "normops-run", "named_over_run"),
+)
+
+
+def _merge_interleaved(pairs, busy_pairs, thread_list, rt_names, measurements, meta) -> list[dict]:
+    """One row per state x case x dtype x threads, from the medians of the
+    interleaved samples; ratios are ratios of those medians."""
+    from .bandwidth import copy_limit_fraction
+
+    got = {(m["state"], m["case"], m["dtype"], m["threads"], m["runtime"]): m
+           for m in measurements if not m.get("error") and m.get("median_ns") is not None}
+    bw = meta.get("bandwidth")
+    rows = []
+    for state, sel in (("quiet", pairs), ("busy", busy_pairs)):
+        for case, dt in sel:
+            for t in thread_list:
+                row, copy_gbs = _row_head(case, dt, t, bw)
+                row.update(family=case.family, group=case.group, state=state)
+                for rt in rt_names:
+                    k = runtime_key(rt)
+                    m = got.get((state, case.name, dt, t, rt))
+                    med = None if m is None else m["median_ns"]
+                    row[f"{k}_us"] = None if m is None else med / 1e3
+                    row[f"{k}_p90_us"] = None if m is None else m["p90_ns"] / 1e3
+                    row[f"{k}_rounds_us"] = [] if m is None else [med / 1e3]
+                    row[f"{k}_samples"] = 0 if m is None else m["samples"]
+                    row[f"{k}_elem_per_ns"] = None if m is None else case.elements / med
+                    row[f"{k}_max_abs_diff"] = None if m is None else m.get("max_abs_diff")
+                    if bw:
+                        row[f"{k}_copy_frac"] = (None if m is None else copy_limit_fraction(
+                            case.bytes_moved(dt), med, copy_gbs))
+                for num, den, col in INTERLEAVE_RATIOS:
+                    a, b = row.get(f"{runtime_key(num)}_us"), row.get(f"{runtime_key(den)}_us")
+                    row[col] = (a / b) if (a and b) else None
+                run_us, named_us = row.get("normops_run_us"), row.get("normops_named_us")
+                row["run_minus_named_us"] = (run_us - named_us) if (run_us and named_us) else None
+                rows.append(row)
+    return rows

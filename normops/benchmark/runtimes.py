@@ -24,6 +24,8 @@ __all__ = [
     "CaseUnsupported",
     "get_runtime",
     "missing_modules",
+    "prepare",
+    "output_array",
 ]
 
 
@@ -104,7 +106,33 @@ class NumpyRuntime(Runtime):
 
     def prepare(self, case, inputs, threads):
         fn, attrs = case.numpy_fn, case.attributes
+        if fn is None:
+            raise CaseUnsupported(f"no NumPy expression for {case.name}")
         return lambda: fn(inputs, attrs)
+
+
+class CaseOnlyRuntime(Runtime):
+    """A runtime with no default call: only cases that bring a builder for
+    it (`Case.builders`) run in it."""
+
+    threaded = True
+
+    def __init__(self, name: str, modules: tuple[str, ...], what: str):
+        self.name, self.modules, self.what = name, modules, what
+
+    def setup(self, threads):
+        for m in self.modules:
+            _import(m)
+
+    def versions(self):
+        out = {}
+        for m in self.modules:
+            mod = importlib.import_module(m)
+            out[m] = str(getattr(mod, "__version__", "?"))
+        return out
+
+    def prepare(self, case, inputs, threads):
+        raise CaseUnsupported(f"{case.name} has no {self.what} call")
 
 
 class TorchRuntime(Runtime):
@@ -166,6 +194,11 @@ class OnnxRuntime(Runtime):
 
     name = "onnxruntime"
     modules = ("onnxruntime", "onnx")
+    #: False: worker threads sleep between calls instead of spinning
+    #: (``session.intra_op.allow_spinning`` = "0"), as normops' OpenMP
+    #: threads do under ``OMP_WAIT_POLICY=PASSIVE``; the interleaved
+    #: benchmark turns it off so neither runtime steals the other's cores.
+    spinning = True
 
     def setup(self, threads):
         self.ort = _import("onnxruntime")
@@ -183,7 +216,10 @@ class OnnxRuntime(Runtime):
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        model = build_onnx_model(case, inputs)
+        if not self.spinning:
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        model = case.onnx_model(inputs) if case.onnx_model is not None else build_onnx_model(case, inputs)
         try:
             return ort.InferenceSession(
                 model.SerializeToString(), so, providers=["CPUExecutionProvider"])
@@ -236,11 +272,39 @@ RUNTIMES: dict[str, Runtime] = {
         NumpyRuntime(),
         TorchRuntime(),
         OnnxRuntimeIOBinding(),
+        CaseOnlyRuntime("normops-run", ("normops",), "normops.run"),
+        CaseOnlyRuntime("normops-named", ("normops",), "named-function"),
+        CaseOnlyRuntime("scipy", ("scipy",), "SciPy"),
     )
 }
 
 #: Compared by default; `onnxruntime-iobinding` only on request.
 DEFAULT_RUNTIMES = ("normops-exact", "normops-fast", "onnxruntime", "numpy", "torch")
+
+#: Compared by default with ``--interleave``: also the routes of the
+#: "route" cases and SciPy for the SciPy-style functions.
+INTERLEAVE_RUNTIMES = DEFAULT_RUNTIMES + ("scipy", "normops-run", "normops-named")
+
+
+def prepare(runtime: Runtime, case: Case, inputs: list[np.ndarray], threads: int) -> Callable[[], Any]:
+    """The zero-argument call of `case` in `runtime`: the case's own builder
+    for that runtime when it has one, else the runtime's default call.
+    Raises CaseUnsupported when the case does not run in `runtime`."""
+    if case.contenders is not None and runtime.name not in case.contenders:
+        raise CaseUnsupported(f"{case.name} is not measured in {runtime.name}")
+    build = case.builders.get(runtime.name)
+    if build is not None:
+        return build(inputs, threads)
+    return runtime.prepare(case, inputs, threads)
+
+
+def output_array(runtime: Runtime, case: Case, result: Any) -> np.ndarray:
+    """The first output of a call made by `prepare`, as an array."""
+    if runtime.name in case.builders:
+        if isinstance(result, (list, tuple)):
+            result = result[0]
+        return np.asarray(result)
+    return runtime.to_numpy(result)
 
 
 def get_runtime(name: str) -> Runtime:

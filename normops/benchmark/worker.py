@@ -29,7 +29,7 @@ import traceback
 import numpy as np
 
 from .cases import get_case
-from .runtimes import CaseUnsupported, RuntimeUnavailable, get_runtime
+from .runtimes import CaseUnsupported, RuntimeUnavailable, get_runtime, output_array, prepare
 
 #: Calls faster than this are timed in batches, so the clock's own cost
 #: (tens of ns) stays below 1% of a sample.
@@ -57,13 +57,7 @@ def measure(fn, *, warmup: int, repeat: int, budget: float, min_samples: int = 5
             n += 1
             if n >= 2 and clock() - start > budget_ns // 4:
                 break
-        # Per-call estimate from a short burst, to choose the batch size.
-        t0 = clock()
-        fn()
-        fn()
-        fn()
-        est = max(1, (clock() - t0) // 3)
-        inner = 1 if est >= BATCH_TARGET_NS else int(math.ceil(BATCH_TARGET_NS / est))
+        inner = _batch_size(fn)
         samples = []
         deadline = clock() + budget_ns
         if inner == 1:
@@ -100,11 +94,14 @@ def measure(fn, *, warmup: int, repeat: int, budget: float, min_samples: int = 5
     }
 
 
-def _check(case, inputs, runtime, result) -> float | None:
+def _check(case, inputs, runtime, result, ref=None) -> float | None:
     """Largest |runtime - float64 NumPy| over the output (NaN-aware)."""
+    if case.numpy_fn is None:
+        return None
     try:
-        got = runtime.to_numpy(result).astype(np.float64)
-        ref = case.numpy_fn(inputs, case.attributes, acc=np.float64)
+        got = output_array(runtime, case, result).astype(np.float64)
+        if ref is None:
+            ref = case.numpy_fn(inputs, case.attributes, acc=np.float64)
         if got.shape != ref.shape:
             return float("inf")
         diff = np.abs(got - ref)
@@ -139,7 +136,7 @@ def run_spec(spec: dict) -> dict:
         res = {"case": case.name, "dtype": dtype, "error": None}
         try:
             inputs = case.inputs(dtype, int(spec.get("seed", 0)))
-            fn = runtime.prepare(case, inputs, threads)
+            fn = prepare(runtime, case, inputs, threads)
             first = fn()
             if spec.get("check", True):
                 res["max_abs_diff"] = _check(case, inputs, runtime, first)
@@ -162,6 +159,148 @@ def run_spec(spec: dict) -> dict:
     return out
 
 
+def _batch_size(fn) -> int:
+    """Calls per sample: 1, or enough that a sample lasts BATCH_TARGET_NS
+    (the time per call estimated from a burst of three)."""
+    clock = time.perf_counter_ns
+    t0 = clock()
+    fn()
+    fn()
+    fn()
+    est = max(1, (clock() - t0) // 3)
+    return 1 if est >= BATCH_TARGET_NS else int(math.ceil(BATCH_TARGET_NS / est))
+
+
+def _stats(samples) -> dict:
+    arr = np.asarray(samples, dtype=np.float64)
+    q1, med, q3, p90 = np.percentile(arr, [25, 50, 75, 90])
+    return {"median_ns": float(med), "q1_ns": float(q1), "q3_ns": float(q3), "p90_ns": float(p90),
+            "min_ns": float(arr.min()), "samples": int(arr.size)}
+
+
+def interleave(calls: dict, *, warmup: int, repeat: int, budget: float, min_samples: int = 5) -> dict:
+    """Time the zero-argument callables of `calls` ({name: fn}) alternately.
+
+    Each gets its warm-up (`warmup` calls, at most a quarter of its share
+    of the budget) and its batch size (1, or enough calls that a sample
+    lasts `BATCH_TARGET_NS`). Then rounds: one sample of each callable per
+    round, A B C, B C A, C A B ... (the order rotates so that none always
+    follows the same one), until every callable has `repeat` samples or the
+    `budget` seconds are spent with at least `min_samples` each. The
+    garbage collector is off while timing. Returns {name: statistics in
+    ns (median, quartiles, p90, min), samples, inner}.
+    """
+    clock = time.perf_counter_ns
+    names = list(calls)
+    budget_ns = int(budget * 1e9)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        inner = {}
+        for name in names:
+            fn = calls[name]
+            start, n = clock(), 0
+            while n < max(2, warmup):
+                fn()
+                n += 1
+                if n >= 2 and clock() - start > budget_ns // (4 * len(names)):
+                    break
+            inner[name] = _batch_size(fn)
+        samples = {name: [] for name in names}
+        deadline = clock() + budget_ns
+        rnd = 0
+        while True:
+            k = rnd % len(names)
+            for name in names[k:] + names[:k]:
+                fn, m = calls[name], inner[name]
+                if m == 1:
+                    t0 = clock()
+                    fn()
+                    t1 = clock()
+                    samples[name].append(t1 - t0)
+                else:
+                    t0 = clock()
+                    for _ in range(m):
+                        fn()
+                    t1 = clock()
+                    samples[name].append((t1 - t0) / m)
+            rnd += 1
+            if rnd >= repeat or (rnd >= min_samples and clock() > deadline):
+                break
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {name: dict(_stats(samples[name]), inner=inner[name]) for name in names}
+
+
+def run_interleaved(spec: dict) -> dict:
+    """Every runtime of ``spec["runtimes"]`` in this one process, each job's
+    calls alternated between them (see `interleave`)."""
+    threads = int(spec.get("threads", 1))
+    out = {"mode": "interleave", "runtimes": [], "threads": threads, "pid": os.getpid(),
+           "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "versions": {}, "skipped": {},
+           "results": []}
+    runtimes = []
+    for name in spec["runtimes"]:
+        rt = get_runtime(name)
+        try:
+            rt.setup(threads)
+        except RuntimeUnavailable as exc:
+            out["skipped"][name] = str(exc)
+            continue
+        if hasattr(rt, "spinning"):
+            rt.spinning = bool(spec.get("spinning", False))
+        out["versions"].update(rt.versions())
+        runtimes.append(rt)
+    out["runtimes"] = [rt.name for rt in runtimes]
+    out["versions"]["python"] = sys.version.split()[0]
+    out["versions"]["numpy"] = np.__version__
+    for job in spec["jobs"]:
+        case = get_case(job["case"])
+        dtype = job["dtype"]
+        res = {"case": case.name, "dtype": dtype, "runtimes": {}}
+        try:
+            inputs = case.inputs(dtype, int(spec.get("seed", 0)))
+            ref = None
+            if spec.get("check", True) and case.numpy_fn is not None:
+                ref = case.numpy_fn(inputs, case.attributes, acc=np.float64)
+        except Exception as exc:
+            res["error"] = f"{type(exc).__name__}: {exc}"
+            out["results"].append(res)
+            continue
+        calls = {}
+        for rt in runtimes:
+            entry = res["runtimes"][rt.name] = {"error": None}
+            try:
+                fn = prepare(rt, case, inputs, threads)
+                first = fn()
+                if ref is not None:
+                    entry["max_abs_diff"] = _check(case, inputs, rt, first, ref)
+                del first
+                calls[rt.name] = fn
+            except CaseUnsupported as exc:
+                entry["error"] = str(exc)
+                entry["unsupported"] = True
+            except Exception as exc:
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc(file=sys.stderr)
+        if calls:
+            try:
+                timed = interleave(
+                    calls, warmup=int(spec.get("warmup", 50)), repeat=int(spec.get("repeat", 1000)),
+                    budget=float(spec.get("budget", 0.3)), min_samples=int(spec.get("min_samples", 5)))
+                for name, stats in timed.items():
+                    res["runtimes"][name].update(stats)
+            except Exception as exc:
+                for name in calls:
+                    res["runtimes"][name]["error"] = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc(file=sys.stderr)
+        del calls, inputs, ref
+        gc.collect()
+        out["results"].append(res)
+    return out
+
+
 def main() -> int:
     # Anything a library prints on stdout (C or Python) goes to stderr; the
     # only thing on the real stdout is the result.
@@ -169,7 +308,7 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     spec = json.load(sys.stdin)
-    out = run_spec(spec)
+    out = run_interleaved(spec) if spec.get("interleave") else run_spec(spec)
     with os.fdopen(result_fd, "w") as f:
         json.dump(out, f)
         f.write("\n")
