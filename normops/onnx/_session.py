@@ -8,6 +8,7 @@ may run one session at once.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 from collections.abc import Mapping
@@ -46,7 +47,7 @@ class NodeArg:
     ``type`` ('tensor(float)'...) and ``shape`` (ints, dimension names, or
     None for an unknown dimension; None for an unknown rank)."""
 
-    __slots__ = ("name", "type", "shape", "_dtype")
+    __slots__ = ("name", "type", "shape", "_dtype", "_fixed")
 
     def __init__(self, value_info):
         self.name = value_info.name
@@ -62,8 +63,18 @@ class NodeArg:
         if tensor.HasField("shape"):
             self.shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
                           for d in tensor.shape.dim]
+            self._fixed = tuple((k, d) for k, d in enumerate(self.shape) if isinstance(d, int))
         else:
             self.shape = None
+
+    def _fits(self, shape):
+        """``shape`` has the declared rank and fixed dimensions."""
+        if len(shape) != len(self.shape):
+            return False
+        for k, d in self._fixed:
+            if shape[k] != d:
+                return False
+        return True
 
     def __repr__(self):
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
@@ -121,7 +132,26 @@ def _label(index, node):
 class _Step:
     """One node, ready to run: ``kind`` is 'served' or 'plumbing'."""
 
-    __slots__ = ("label", "kind", "impl", "version", "inputs", "outputs", "attributes")
+    __slots__ = ("label", "kind", "impl", "version", "inputs", "outputs", "attributes",
+                 "call", "arguments", "stores", "n_declared")
+
+    def prepare(self):
+        """What a run needs that does not depend on the feeds, once: the
+        input names in ONNX order ("" for an absent one), the call (a served
+        operator's direct route, which falls back to its validated path by
+        itself), the named outputs and how many outputs the node declares."""
+        if self.kind == "served":
+            op = self.impl
+            self.arguments = tuple(self.inputs) + ("",) * (len(op.inputs) - len(self.inputs))
+            if op.run_fast is not None:
+                self.call = functools.partial(op.run_fast, op)
+            else:
+                self.call = op.call
+        else:
+            self.arguments = tuple(self.inputs)
+            self.call = None
+        self.stores = tuple((k, name) for k, name in enumerate(self.outputs) if name)
+        self.n_declared = self.stores[-1][0] + 1 if self.stores else 0
 
 
 def _topological_order(graph, available):
@@ -246,7 +276,12 @@ class InferenceSession:
         for value in constants.values():
             value.flags.writeable = False  # shared by concurrent runs: nothing may write them
         self._constants = constants
+        self._constant_values = list(constants.values())
         self._output_names = [a.name for a in self._outputs]
+        for step in self._steps:
+            step.prepare()
+        self._plans = {}  # output names -> the steps to run and the values to free after each
+        self._plan(tuple(self._output_names))
 
     def _resolve(self, graph):
         """A _Step per node; UnsupportedError listing every unserved operator."""
@@ -380,51 +415,85 @@ class InferenceSession:
                     raise InvalidInputError(
                         f"{_WHERE}.run: {name!r} is not an output of the model "
                         f"(outputs: {', '.join(self._output_names)})")
+        plan = self._plans.get(tuple(output_names)) or self._plan(tuple(output_names))
         feeds = self._checked_feeds(input_feed)
         values = dict(self._constants)
         values.update(feeds)
+        # the settings once per run, as each node would resolve them
+        mode = _config.resolve_mode(mode, _WHERE)
+        n_threads = _config.kernel_threads(n_threads, _WHERE) or None
 
-        wanted = set(output_names)
-        needed = []
-        for step in reversed(self._steps):  # only the nodes the outputs need
-            if wanted.intersection(step.outputs):
-                needed.append(step)
-                wanted.update(n for n in step.inputs if n)
-        needed.reverse()
-        last_use = {}  # intermediate value -> index of the last step reading it
-        for k, step in enumerate(needed):
-            for name in step.inputs:
-                last_use[name] = k
-        keep = set(output_names)
-        for k, step in enumerate(needed):
-            inputs = [values[n] if n else None for n in step.inputs]
-            produced = self._run_step(step, inputs, mode, n_threads)
-            missing = [name for name in step.outputs[len(produced):] if name]
-            if missing:  # a safety net: check_node refuses such nodes at load
+        for step, free in plan:
+            inputs = [values[n] if n else None for n in step.arguments]
+            try:
+                if step.call is not None:
+                    produced = step.call(inputs, step.attributes, step.version, mode, n_threads)
+                else:
+                    produced = step.impl.run(step.version, inputs, step.attributes)
+            except (InvalidInputError, UnsupportedError) as exc:
+                raise type(exc)(f"{_WHERE}: {step.label}: {exc}") from None
+            except (ValueError, TypeError, IndexError) as exc:
+                if step.call is not None:
+                    raise
+                raise InvalidInputError(f"{_WHERE}: {step.label}: {type(exc).__name__}: {exc}") from None
+            if len(produced) < step.n_declared:  # a safety net: check_node refuses such nodes at load
+                missing = [name for name in step.outputs[len(produced):] if name]
                 raise InvalidInputError(
                     f"{_WHERE}: {step.label} declares output {missing[0]!r}, which the operator does not "
                     f"produce with these attributes (it gives {len(produced)} output(s))")
-            for name, value in zip(step.outputs, produced):
-                if name:
-                    values[name] = value
-            for name in step.inputs:  # free what no later step reads
-                if name and last_use.get(name) == k and name not in keep:
-                    values.pop(name, None)
+            for k, name in step.stores:
+                values[name] = produced[k]
+            for name in free:  # what no later step reads
+                del values[name]
 
-        protected = list(feeds.values()) + list(self._constants.values())
+        # The caller owns what it gets: a fresh array that owns its memory
+        # cannot share it with a feed or an initializer (made before the
+        # run), unless it is one of them (Identity); anything else is
+        # checked, and copied when it shares.
+        protected = list(feeds.values()) + self._constant_values
+        seen = {id(p) for p in protected}
         results = []
         for name in output_names:
             out = values[name]
             if not isinstance(out, np.ndarray):
                 out = np.asarray(out)
-            if not out.flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
-                out = np.array(out, order="C")  # the caller owns what it gets
+            flags = out.flags
+            if not (flags.owndata and flags.c_contiguous and id(out) not in seen):
+                if not flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
+                    out = np.array(out, order="C")
             results.append(out)
             protected.append(out)  # an output named twice, or two outputs of one value
+            seen.add(id(out))
         return results
 
+    def _plan(self, output_names):
+        """The steps the outputs need, each with the values no later step
+        reads (freed after it; graph outputs are kept)."""
+        wanted = set(output_names)
+        needed = []
+        for step in reversed(self._steps):
+            if wanted.intersection(step.outputs):
+                needed.append(step)
+                wanted.update(n for n in step.inputs if n)
+        needed.reverse()
+        last_use = {}  # value -> index of the last step reading it
+        for k, step in enumerate(needed):
+            for name in step.inputs:
+                if name:
+                    last_use[name] = k
+        free = [[] for _ in needed]
+        for name, k in last_use.items():
+            if name not in output_names and name not in self._constants:
+                free[k].append(name)
+        # a value freed only when it is there: produced by a step (or fed)
+        produced = {n for step in needed for n in step.outputs if n}
+        plan = tuple((step, tuple(n for n in free[k] if n in produced))
+                     for k, step in enumerate(needed))
+        self._plans[output_names] = plan
+        return plan
+
     def _checked_feeds(self, input_feed):
-        if not isinstance(input_feed, Mapping):
+        if type(input_feed) is not dict and not isinstance(input_feed, Mapping):
             raise InvalidInputError(
                 f"{_WHERE}.run: input_feed must be a mapping of input names to arrays, "
                 f"not {type(input_feed).__name__}")
@@ -447,11 +516,9 @@ class InferenceSession:
             if arg._dtype is not None and value.dtype != arg._dtype:
                 raise InvalidInputError(
                     f"{_WHERE}.run: input {name!r} has dtype {value.dtype}; the model declares {arg.type}")
-            if arg.shape is not None:
-                if value.ndim != len(arg.shape) or any(
-                        isinstance(d, int) and d != n for d, n in zip(arg.shape, value.shape)):
-                    raise InvalidInputError(
-                        f"{_WHERE}.run: input {name!r} has shape {value.shape}; the model declares {arg.shape}")
+            if arg.shape is not None and not arg._fits(value.shape):
+                raise InvalidInputError(
+                    f"{_WHERE}.run: input {name!r} has shape {value.shape}; the model declares {arg.shape}")
             feeds[name] = value
         missing = [a.name for a in self._inputs if a.name not in feeds]
         if missing:
