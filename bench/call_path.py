@@ -24,6 +24,9 @@ import numpy as np
 import normops
 
 
+CLOCK = time.perf_counter_ns
+
+
 def interleaved(variants, rounds, target_s=2e-4):
     """Median per-call microseconds of each callable, interleaved."""
     names = list(variants)
@@ -41,10 +44,10 @@ def interleaved(variants, rounds, target_s=2e-4):
         for k in range(len(calls)):
             i = (k + r) % len(calls)
             f, n = calls[i], batch[i]
-            t = time.perf_counter_ns()
+            t = CLOCK()
             for _ in range(n):
                 f()
-            samples[i].append((time.perf_counter_ns() - t) / n / 1e3)
+            samples[i].append((CLOCK() - t) / n / 1e3)
     return {name: float(np.median(s)) for name, s in zip(names, samples)}
 
 
@@ -145,10 +148,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=("run", "session", "scipy"), action="append")
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: perf_counter; cpu: the thread's CPU time (thread_time), which leaves out "
+                             "the time other processes take on a loaded machine")
     args = parser.parse_args(argv)
+    global CLOCK
+    CLOCK = time.perf_counter_ns if args.clock == "wall" else time.thread_time_ns
     groups = args.only or ["run", "session", "scipy"]
     normops.set_config(n_threads=1)
-    print(f"normops {normops.__version__}, ISA {normops._isa.current_level()}, one thread; "
+    print(f"normops {normops.__version__}, ISA {normops._isa.current_level()}, one thread, {args.clock} clock; "
           f"load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
     sources = {"run": lambda: run_cases([(4, 8), (1, 1024), (64, 1024), (32, 4096)]),
                "session": lambda: session_cases([(4, 64), (64, 1024)]),

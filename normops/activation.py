@@ -51,12 +51,13 @@ _DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 def _direct(X, mode, n_threads):
     """The per-call fast route (None when X or the settings need the full
     path, the only place errors come from)."""
-    if (type(X) is np.ndarray and X.dtype in _DIRECT_DTYPES and X.flags.c_contiguous and X.size
-            and (mode is None or mode == "exact" or mode == "fast")):
-        y = np.empty(X.shape, X.dtype)
-        _isa.kernels.sigmoid_flat(X, y, _config.resolve_mode(mode, "Sigmoid") == "fast",
-                                  _config.kernel_threads(n_threads, "Sigmoid"))
-        return y
+    if type(X) is np.ndarray and X.dtype in _DIRECT_DTYPES and X.flags.c_contiguous and X.size:
+        threads = _config.direct_threads(mode, n_threads, "Sigmoid")
+        if threads is not None:
+            y = np.empty(X.shape, X.dtype)
+            fast = mode == "fast" if mode is not None else _config.resolve_mode(None, "Sigmoid") == "fast"
+            _isa.kernels.sigmoid_flat(X, y, fast, threads)
+            return y
     return None
 
 

@@ -213,6 +213,25 @@ def _check(model, order, unchecked):
         raise InvalidInputError(f"{_WHERE}: the model fails onnx.checker: {message}") from None
 
 
+class _MissingOutput(Exception):
+    """A node gave fewer outputs than it declares (raised outside the relabelling)."""
+
+
+def _missing_output(step, produced):
+    missing = [name for name in step.outputs[len(produced):] if name]
+    raise _MissingOutput(
+        f"{_WHERE}: {step.label} declares output {missing[0]!r}, which the operator does not "
+        f"produce with these attributes (it gives {len(produced)} output(s))")
+
+
+def _relabelled(step, exc):
+    """The error of a node, named: the operator's own errors keep their type;
+    a plumbing operator's NumPy error becomes an InvalidInputError."""
+    if isinstance(exc, (InvalidInputError, UnsupportedError)):
+        return type(exc)(f"{_WHERE}: {step.label}: {exc}")
+    return InvalidInputError(f"{_WHERE}: {step.label}: {type(exc).__name__}: {exc}")
+
+
 # --------------------------------------------------------------------------
 # The session
 
@@ -277,11 +296,13 @@ class InferenceSession:
             value.flags.writeable = False  # shared by concurrent runs: nothing may write them
         self._constants = constants
         self._constant_values = list(constants.values())
+        self._constant_ids = frozenset(map(id, self._constant_values))  # the arrays live as long as the session
         self._output_names = [a.name for a in self._outputs]
         for step in self._steps:
             step.prepare()
-        self._plans = {}  # output names -> the steps to run and the values to free after each
-        self._plan(tuple(self._output_names))
+        self._plans = {}  # output names -> their compiled evaluation (see _plan)
+        self._all_outputs = tuple(self._output_names)
+        self._plan(self._all_outputs)
 
     def _resolve(self, graph):
         """A _Step per node; UnsupportedError listing every unserved operator."""
@@ -405,7 +426,7 @@ class InferenceSession:
             if "n_threads" in run_options:
                 n_threads = _config.check_n_threads(run_options["n_threads"], _WHERE)
         if output_names is None:
-            output_names = self._output_names
+            output_names = self._all_outputs
         elif isinstance(output_names, str):
             raise InvalidInputError(f"{_WHERE}.run: output_names must be a list of names, not a string")
         else:
@@ -415,60 +436,47 @@ class InferenceSession:
                     raise InvalidInputError(
                         f"{_WHERE}.run: {name!r} is not an output of the model "
                         f"(outputs: {', '.join(self._output_names)})")
-        plan = self._plans.get(tuple(output_names)) or self._plan(tuple(output_names))
+        evaluate = self._plans.get(output_names if type(output_names) is tuple else tuple(output_names))
+        if evaluate is None:
+            evaluate = self._plan(tuple(output_names))
         feeds = self._checked_feeds(input_feed)
         values = dict(self._constants)
         values.update(feeds)
         # the settings once per run, as each node would resolve them
         mode = _config.resolve_mode(mode, _WHERE)
         n_threads = _config.kernel_threads(n_threads, _WHERE) or None
-
-        for step, free in plan:
-            inputs = [values[n] if n else None for n in step.arguments]
-            try:
-                if step.call is not None:
-                    produced = step.call(inputs, step.attributes, step.version, mode, n_threads)
-                else:
-                    produced = step.impl.run(step.version, inputs, step.attributes)
-            except (InvalidInputError, UnsupportedError) as exc:
-                raise type(exc)(f"{_WHERE}: {step.label}: {exc}") from None
-            except (ValueError, TypeError, IndexError) as exc:
-                if step.call is not None:
-                    raise
-                raise InvalidInputError(f"{_WHERE}: {step.label}: {type(exc).__name__}: {exc}") from None
-            if len(produced) < step.n_declared:  # a safety net: check_node refuses such nodes at load
-                missing = [name for name in step.outputs[len(produced):] if name]
-                raise InvalidInputError(
-                    f"{_WHERE}: {step.label} declares output {missing[0]!r}, which the operator does not "
-                    f"produce with these attributes (it gives {len(produced)} output(s))")
-            for k, name in step.stores:
-                values[name] = produced[k]
-            for name in free:  # what no later step reads
-                del values[name]
+        outputs = evaluate(values, mode, n_threads)
+        del values  # intermediate values are gone; what stays is returned
 
         # The caller owns what it gets: a fresh array that owns its memory
         # cannot share it with a feed or an initializer (made before the
-        # run), unless it is one of them (Identity); anything else is
-        # checked, and copied when it shares.
-        protected = list(feeds.values()) + self._constant_values
-        seen = {id(p) for p in protected}
+        # run) unless it is one of them (Identity), nor with another output
+        # unless it is that one; anything else is checked, and copied when
+        # it shares.
+        fed = feeds.values()
         results = []
-        for name in output_names:
-            out = values[name]
-            if not isinstance(out, np.ndarray):
+        for out in outputs:
+            if type(out) is np.ndarray:
+                flags = out.flags
+                if (flags.owndata and flags.c_contiguous and id(out) not in self._constant_ids
+                        and not any(out is p for p in fed) and not any(out is p for p in results)):
+                    results.append(out)
+                    continue
+            elif not isinstance(out, np.ndarray):
                 out = np.asarray(out)
-            flags = out.flags
-            if not (flags.owndata and flags.c_contiguous and id(out) not in seen):
-                if not flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
-                    out = np.array(out, order="C")
+            protected = [*fed, *self._constant_values, *results]
+            if not out.flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
+                out = np.array(out, order="C")
             results.append(out)
-            protected.append(out)  # an output named twice, or two outputs of one value
-            seen.add(id(out))
         return results
 
     def _plan(self, output_names):
-        """The steps the outputs need, each with the values no later step
-        reads (freed after it; graph outputs are kept)."""
+        """The evaluation of ``output_names``, compiled once: a Python
+        function that calls the steps the outputs need in order, holding
+        the values in local variables and dropping each one after its last
+        use (graph outputs are kept), so that a run costs little more than
+        the calls themselves. ``evaluate(values, mode, n_threads)`` takes
+        the feeds and initializers by name and returns the outputs."""
         wanted = set(output_names)
         needed = []
         for step in reversed(self._steps):
@@ -481,16 +489,50 @@ class InferenceSession:
             for name in step.inputs:
                 if name:
                     last_use[name] = k
-        free = [[] for _ in needed]
-        for name, k in last_use.items():
-            if name not in output_names and name not in self._constants:
-                free[k].append(name)
-        # a value freed only when it is there: produced by a step (or fed)
-        produced = {n for step in needed for n in step.outputs if n}
-        plan = tuple((step, tuple(n for n in free[k] if n in produced))
-                     for k, step in enumerate(needed))
-        self._plans[output_names] = plan
-        return plan
+        local = {}  # produced value -> its local variable
+
+        def ref(name):
+            return "None" if not name else local.get(name, f"values[{name!r}]")
+
+        env = {"InvalidInputError": InvalidInputError, "UnsupportedError": UnsupportedError,
+               "Missing": _MissingOutput, "steps": needed, "missing": _missing_output, "relabel": _relabelled}
+        body = []
+        for k, step in enumerate(needed):
+            args = "".join(ref(n) + ", " for n in step.arguments)
+            env[f"call{k}"], env[f"attributes{k}"], env[f"version{k}"] = (
+                step.call or step.impl.run, step.attributes, step.version)
+            body.append(f"k = {k}")
+            if step.call is not None:
+                body.append(f"o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
+            else:
+                body.append(f"o = call{k}(version{k}, ({args}), attributes{k})")
+            if step.n_declared > 1:  # a safety net: check_node refuses such nodes at load
+                body.append(f"if len(o) < {step.n_declared}: missing(steps[{k}], o)")
+            for index, name in step.stores:
+                local[name] = f"v{len(local)}"
+                body.append(f"{local[name]} = o[{index}]")
+            for name, last in last_use.items():  # what no later step reads
+                if last == k and name in local and name not in output_names:
+                    body.append(f"{local[name]} = None")
+        body.append("o = None")
+        body.append(f"return [{''.join(ref(n) + ', ' for n in output_names)}]")
+        source = "\n".join([
+            "def evaluate(values, mode, n_threads):",
+            "    k = -1",
+            "    try:",
+            *("        " + line for line in body),
+            "    except Missing as exc:",
+            "        raise InvalidInputError(str(exc)) from None",
+            "    except (InvalidInputError, UnsupportedError) as exc:",
+            "        raise relabel(steps[k], exc) from None",
+            "    except (ValueError, TypeError, IndexError) as exc:",
+            "        if steps[k].call is not None:",
+            "            raise",
+            "        raise relabel(steps[k], exc) from None",
+        ])
+        exec(compile(source, f"<normops session plan of {len(needed)} steps>", "exec"), env)  # noqa: S102
+        self._plans[output_names] = env["evaluate"]
+        return env["evaluate"]
 
     def _checked_feeds(self, input_feed):
         if type(input_feed) is not dict and not isinstance(input_feed, Mapping):
