@@ -142,6 +142,8 @@ def scipy_cases(shapes):
             if len(shape) == 2 and shape[0] * shape[1] <= 65536:
                 yield f"{name} {'x'.join(map(str, shape))} axis=None", {
                     "scipy.special": lambda: theirs(x), "normops": lambda: ours(x)}
+                yield f"{name} {'x'.join(map(str, shape))} axis=0", {
+                    "scipy.special": lambda: theirs(x, axis=0), "normops": lambda: ours(x, axis=0)}
 
 
 def main(argv=None):
