@@ -18,6 +18,7 @@ MAX_OPSET = 27
 
 _DOMAIN_ALIASES = {"": "", "ai.onnx": "", "com.microsoft": "com.microsoft"}
 _REGISTRY = {}
+_DEFAULT_DOMAIN = {}  # op_type -> OpDef of the default domain (run's quick lookup)
 
 
 def _domain(domain, op_type):
@@ -165,10 +166,11 @@ class OpDef:
                     inputs = self.pad_inputs(inputs)  # raises
         else:
             inputs = self.pad_inputs(inputs)
+        defaults = self._defaults.get(version) or self.defaults(version)
         if not attributes and (attributes is None or type(attributes) is dict):
-            attributes = self.defaults(version)
-        elif type(attributes) is dict and attributes.keys() <= self.defaults(version).keys():
-            attributes = {**self.defaults(version), **attributes}
+            attributes = defaults
+        elif type(attributes) is dict and attributes.keys() <= defaults.keys():
+            attributes = {**defaults, **attributes}
         else:
             attributes = self.fill_attributes(version, attributes)
         if self.run_fast is not None:
@@ -189,6 +191,8 @@ def register(op):
     if key in _REGISTRY:
         raise RuntimeError(f"{op!r} registered twice")
     _REGISTRY[key] = op
+    if op.domain == "":
+        _DEFAULT_DOMAIN[op.op_type] = op
     return op
 
 
@@ -226,7 +230,7 @@ def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n
     newest). ``mode`` is "exact" or "fast"; ``n_threads`` a positive int.
     """
     try:
-        op = _REGISTRY[(_DOMAIN_ALIASES[domain], op_type)]
+        op = _DEFAULT_DOMAIN[op_type] if domain == "" else _REGISTRY[(_DOMAIN_ALIASES[domain], op_type)]
     except (KeyError, TypeError):
         op = lookup(op_type, domain)  # the error
     return op.run(inputs, attributes, opset, mode, n_threads)
