@@ -174,6 +174,9 @@ def hardmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_out
 
 # ---------------------------------------------------------- SciPy style
 
+_SMALL_MOVE = 65536  # elements: up to here NumPy's swapping copies are the quicker route (measured, 1 thread)
+
+
 def _scipy_style(name, kind, x, axis, mode, n_threads):
     """scipy.special.softmax / log_softmax semantics: axis None (every
     element), an int or a tuple of ints; integer input is computed in
@@ -183,6 +186,15 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
             cols = x.size
         elif type(axis) is int and (axis == -1 or axis == x.ndim - 1):
             cols = x.shape[-1]
+        elif type(axis) is int and -x.ndim <= axis < x.ndim and x.size <= _SMALL_MOVE:
+            # a small array along another axis: NumPy's copies swap the axis
+            # with the last one and back quicker than the general path's
+            # steps (each row is computed alone: their order does not matter)
+            rows = x.swapaxes(axis, -1).copy()
+            y = _direct_rows(rows, rows.shape[-1], kind, mode, n_threads, name) if rows.size else None
+            if y is not None:
+                return y.swapaxes(axis, -1).copy()
+            cols = 0
         else:
             cols = 0
         y = _direct_rows(x, cols, kind, mode, n_threads, name) if cols else None

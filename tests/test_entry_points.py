@@ -219,6 +219,10 @@ def test_numpy_style_scans_and_softmax_match_onnx(dtype):
         assert _bits(normops.cumprod(x, axis=axis)) == _bits(normops.ops.cum_prod(x, np.array(a)))
         assert _bits(normops.softmax(x, axis=axis)) == _bits(normops.ops.softmax(x, axis=axis))
         assert _bits(normops.log_softmax(x, axis=axis)) == _bits(normops.ops.log_softmax(x, axis=axis))
+    x3 = _x((3, 5, 7), dtype)  # a middle axis: moved last and back
+    for axis in (0, 1, -2):
+        assert _bits(normops.softmax(x3, axis=axis)) == _bits(normops.ops.softmax(x3, axis=axis))
+        assert _bits(normops.log_softmax(x3, axis=axis)) == _bits(normops.ops.log_softmax(x3, axis=axis))
     # axis=None: every element is one row
     flat = x.reshape(1, -1)
     assert _bits(normops.softmax(x)) == _bits(normops.ops.softmax(flat).reshape(x.shape))
