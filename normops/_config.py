@@ -131,6 +131,8 @@ def kernel_threads(n_threads, where):
             overrides = _overrides()
         n_threads = overrides.get("n_threads", _global_config["n_threads"])
         return 0 if n_threads is None else n_threads
+    if type(n_threads) is int and 0 < n_threads <= MAX_THREADS:  # the common case, checked by type
+        return n_threads
     return check_n_threads(n_threads, where)
 
 

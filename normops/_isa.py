@@ -14,7 +14,17 @@ from ._errors import InvalidInputError, UnsupportedError
 ENV_VAR = "NORMOPS_ISA"
 LEVELS = ("baseline", "avx2", "avx512")  # in increasing order
 
-_baseline = importlib.import_module("normops._kernels.isa_baseline")
+try:
+    _baseline = importlib.import_module("normops._kernels.isa_baseline")
+except ModuleNotFoundError as exc:
+    if exc.name != "normops._kernels.isa_baseline":
+        raise
+    raise ImportError(
+        f"normops: the compiled kernels are missing from {os.path.dirname(os.path.abspath(__file__))}. "
+        "In a source checkout, install it with `pip install -e .` (or build in place: "
+        "`python setup.py build_ext --inplace`); after a plain `pip install .`, run Python "
+        "from another folder than the repository root, whose normops/ folder hides the "
+        "installed package.") from None
 #: False on CPUs other than x86-64, where the one build is generic.
 X86_64 = _baseline.built_for_x86_64()
 

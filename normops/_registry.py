@@ -18,6 +18,7 @@ MAX_OPSET = 27
 
 _DOMAIN_ALIASES = {"": "", "ai.onnx": "", "com.microsoft": "com.microsoft"}
 _REGISTRY = {}
+_DEFAULT_DOMAIN = {}  # op_type -> OpDef of the default domain (run's quick lookup)
 
 
 def _domain(domain, op_type):
@@ -61,6 +62,7 @@ class OpDef:
         self.check_node = check_node
         self.node_attributes = node_attributes
         self._version_cache = {}
+        self._defaults = {}  # version -> name -> default (shared, never modified)
 
     def __repr__(self):
         return f"OpDef({self.domain or 'ai.onnx'}::{self.op_type}, versions={self.versions})"
@@ -96,11 +98,21 @@ class OpDef:
                     f"{self.op_type}: not defined at opset {opset} (first version: {self.versions[0]})")
             version = self.versions[i - 1]
         self._version_cache[opset] = version
+        self._version_cache.setdefault(version, version)  # the direct routes take a resolved version
         return version
+
+    def defaults(self, version):
+        """The attributes at ``version`` with their defaults, computed once
+        (callers must not modify the dict)."""
+        try:
+            return self._defaults[version]
+        except KeyError:
+            defaults = self._defaults[version] = dict(self.attributes(version))
+            return defaults
 
     def fill_attributes(self, version, attributes):
         """Defaults completed by the given attributes; unknown names refused."""
-        defaults = self.attributes(version)
+        defaults = self.defaults(version)
         if not attributes:
             return dict(defaults)
         unknown = [name for name in attributes if name not in defaults]
@@ -142,9 +154,25 @@ class OpDef:
         return self.compute(plan, mode, n_threads, all_outputs)
 
     def run(self, inputs, attributes, opset, mode, n_threads):
-        version = self.version_for(opset)
-        inputs = self.pad_inputs(inputs)
-        attributes = self.fill_attributes(version, attributes)
+        # The common call (an int opset seen before, a list or tuple of
+        # inputs, a dict of known attribute names) is read without copies;
+        # anything else goes through the checks that raise the errors.
+        version = self._version_cache.get(opset) if opset is None or type(opset) is int else None
+        if version is None:
+            version = self.version_for(opset)
+        if (type(inputs) is tuple or type(inputs) is list) and len(inputs) == len(self.inputs):
+            for i in range(self.n_required):
+                if inputs[i] is None:
+                    inputs = self.pad_inputs(inputs)  # raises
+        else:
+            inputs = self.pad_inputs(inputs)
+        defaults = self._defaults.get(version) or self.defaults(version)
+        if not attributes and (attributes is None or type(attributes) is dict):
+            attributes = defaults
+        elif type(attributes) is dict and attributes.keys() <= defaults.keys():
+            attributes = {**defaults, **attributes}
+        else:
+            attributes = self.fill_attributes(version, attributes)
         if self.run_fast is not None:
             return self.run_fast(self, inputs, attributes, version, mode, n_threads)
         return self.call(inputs, attributes, version, mode, n_threads)
@@ -163,6 +191,8 @@ def register(op):
     if key in _REGISTRY:
         raise RuntimeError(f"{op!r} registered twice")
     _REGISTRY[key] = op
+    if op.domain == "":
+        _DEFAULT_DOMAIN[op.op_type] = op
     return op
 
 
@@ -199,4 +229,8 @@ def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n
     ``opset`` is the model's opset for the operator's domain (None: the
     newest). ``mode`` is "exact" or "fast"; ``n_threads`` a positive int.
     """
-    return lookup(op_type, domain).run(inputs, attributes, opset, mode, n_threads)
+    try:
+        op = _DEFAULT_DOMAIN[op_type] if domain == "" else _REGISTRY[(_DOMAIN_ALIASES[domain], op_type)]
+    except (KeyError, TypeError):
+        op = lookup(op_type, domain)  # the error
+    return op.run(inputs, attributes, opset, mode, n_threads)

@@ -33,24 +33,40 @@ def _reference(plan):
     return [rounded_to(_reference_softmax.sigmoid(x), plan.X.dtype)]
 
 
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named function's direct route."""
+    y = _direct(inputs[0], mode, n_threads)
+    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+
+
 SIGMOID = register(OpDef(
     "Sigmoid", versions=(1, 6, 13), inputs=("X",), n_required=1, outputs=("Y",),
     attributes=lambda version: {"consumed_inputs": None} if version < 6 else {},
-    bind=_bind, compute=_compute, reference=_reference))
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 
 _DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _direct(X, mode, n_threads):
+    """The per-call fast route (None when X or the settings need the full
+    path, the only place errors come from)."""
+    if type(X) is np.ndarray and X.dtype in _DIRECT_DTYPES and X.flags.c_contiguous and X.size:
+        threads = _config.direct_threads(mode, n_threads, "Sigmoid")
+        if threads is not None:
+            y = np.empty(X.shape, X.dtype)
+            fast = mode == "fast" if mode is not None else _config.resolve_mode(None, "Sigmoid") == "fast"
+            _isa.kernels.sigmoid_flat(X, y, fast, threads)
+            return y
+    return None
+
+
 def sigmoid(X, *, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX Sigmoid: ``1 / (1 + exp(-X))`` element-wise; exactly 1 where
     exp(-X) underflows, +0 where it overflows."""
-    if (not full_output and type(X) is np.ndarray and X.dtype in _DIRECT_DTYPES and X.flags.c_contiguous
-            and X.size and (opset is None or (type(opset) is int and opset in SIGMOID._version_cache))
-            and (mode is None or mode == "exact" or mode == "fast")):
-        y = np.empty(X.shape, X.dtype)  # the per-call fast route; errors come from the full path
-        _isa.kernels.sigmoid_flat(X, y, _config.resolve_mode(mode, "Sigmoid") == "fast",
-                                  _config.kernel_threads(n_threads, "Sigmoid"))
-        return y
+    if not full_output and (opset is None or (type(opset) is int and opset in SIGMOID._version_cache)):
+        y = _direct(X, mode, n_threads)
+        if y is not None:
+            return y
     outputs = SIGMOID.call((X,), {}, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]

@@ -251,20 +251,46 @@ def _reference_outputs(plan):
                                                saved=plan.version < 14))
 
 
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+    X = inputs[0]
+    y = None
+    if mode is None or mode == "exact" or mode == "fast":
+        if op is INSTANCE_NORMALIZATION:
+            if type(X) is np.ndarray and X.ndim >= 3:
+                y = _direct(op, X, inputs[1], inputs[2], None, None, 0, True, attributes["epsilon"], n_threads)
+        elif op is GROUP_NORMALIZATION:
+            groups, stash_type = attributes["num_groups"], attributes.get("stash_type", 1)
+            if (type(groups) is int and groups > 0 and type(stash_type) is int
+                    and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH))):
+                y = _direct(op, X, inputs[1], inputs[2], None, None, groups, version >= 21,
+                            attributes["epsilon"], n_threads)
+        elif version >= 14:
+            training, momentum = attributes["training_mode"], attributes["momentum"]
+            if type(training) is int and training in (0, 1) and type(momentum) is float and inputs[3] is not None:
+                y = _isa.kernels.channel_normalize_nd(
+                    X, inputs[1], inputs[2], inputs[3], inputs[4], 0, True, attributes["epsilon"],
+                    _config.kernel_threads(n_threads, op.op_type), momentum if training else None)
+                if y is not None and training:
+                    return list(y)
+    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+
+
+
 _EPSILON = 1e-5
 
 INSTANCE_NORMALIZATION = register(OpDef(
     "InstanceNormalization", versions=(1, 6, 22), inputs=("input", "scale", "B"), n_required=3,
     outputs=("output",),
     attributes=lambda v: {"epsilon": _EPSILON, "consumed_inputs": None} if v < 6 else {"epsilon": _EPSILON},
-    bind=_bind_instance, compute=_compute, reference=_reference_outputs))
+    bind=_bind_instance, compute=_compute, reference=_reference_outputs, run_fast=_run_fast))
 
 GROUP_NORMALIZATION = register(OpDef(
     "GroupNormalization", versions=(18, 21), inputs=("X", "scale", "bias"), n_required=3,
     outputs=("Y",),
     attributes=lambda v: ({"epsilon": _EPSILON, "num_groups": None, "stash_type": 1} if v >= 21
                           else {"epsilon": _EPSILON, "num_groups": None}),
-    bind=_bind_group, compute=_compute, reference=_reference_outputs))
+    bind=_bind_group, compute=_compute, reference=_reference_outputs, run_fast=_run_fast))
 
 
 def _batch_attributes(version):
@@ -288,7 +314,7 @@ BATCH_NORMALIZATION = register(OpDef(
     # saved_mean, saved_var: opsets 1-9 in training mode only
     outputs=("Y", "running_mean", "running_var", "saved_mean", "saved_var"), attributes=_batch_attributes,
     bind=_bind_batch, compute=_compute, reference=_reference_outputs, check_node=_check_batch_node,
-    node_attributes=_batch_node_attributes))
+    node_attributes=_batch_node_attributes, run_fast=_run_fast))
 
 
 def _result(outputs, full_output):

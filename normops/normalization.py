@@ -184,7 +184,7 @@ def _call(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims,
             if not full_output:
                 return result[0]
             y, mean, inv = result
-            return (y,) + tuple(mean if s == "mean" else inv for s in family.stats)
+            return (y, mean, inv) if family.center else (y, inv) if family.stats else (y,)
     attributes = {"axis": axis, "epsilon": epsilon, "stash_type": stash_type}
     if op is SIMPLIFIED_LAYER_NORMALIZATION:
         attributes["keep_dims"] = keep_dims

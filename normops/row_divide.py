@@ -107,13 +107,27 @@ def _reference(plan):
     return list(_reference_rowdivide.lp_normalization(plan.X, plan.row_axes[0], plan.p))
 
 
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+    X = inputs[0]
+    y = None
+    if type(X) is np.ndarray and X.ndim >= 1:
+        if op is MEAN_VARIANCE_NORMALIZATION:
+            k = _trailing(attributes["axes"], X.ndim)
+            y = _direct(op, X, k, _DIVIDE_BY_STD, version, mode, n_threads) if k else None
+        else:
+            kind = _lp_kind(X, attributes["axis"], attributes["p"])
+            y = _direct(op, X, 1, kind, version, mode, n_threads) if kind is not None else None
+    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+
+
 MEAN_VARIANCE_NORMALIZATION = register(OpDef(
     "MeanVarianceNormalization", versions=(9, 13), inputs=("X",), n_required=1, outputs=("Y",),
-    attributes={"axes": (0, 2, 3)}, bind=_bind, compute=_compute, reference=_reference))
+    attributes={"axes": (0, 2, 3)}, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 LP_NORMALIZATION = register(OpDef(
     "LpNormalization", versions=(1, 22), inputs=("input",), n_required=1, outputs=("output",),
-    attributes={"axis": -1, "p": 2}, bind=_bind, compute=_compute, reference=_reference))
+    attributes={"axis": -1, "p": 2}, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 
 _DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -149,6 +163,14 @@ def _trailing(axes, ndim):
     return k if seen == set(range(ndim - k, ndim)) else 0
 
 
+def _lp_kind(x, axis, p):
+    """The row kind of an LpNormalization along the last axis whose
+    arguments pass by type alone (None: the full path)."""
+    if type(axis) is int and (axis == -1 or axis == x.ndim - 1) and type(p) is int and (p == 1 or p == 2):
+        return _DIVIDE_BY_L1 if p == 1 else _DIVIDE_BY_L2
+    return None
+
+
 def _named(op, X, attributes, opset, mode, n_threads, full_output):
     outputs = op.call((X,), attributes, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
@@ -176,10 +198,9 @@ def lp_normalization(input, *, axis=-1, p=2, opset=None, mode=None, n_threads=No
     squares (p=2); a slice whose norm is 0 gives zeros (as ONNX Runtime).
     Returns the output, or ``(output,)`` with ``full_output=True``.
     """
-    if (not full_output and type(input) is np.ndarray and input.ndim >= 1 and type(axis) is int
-            and (axis == -1 or axis == input.ndim - 1) and type(p) is int and (p == 1 or p == 2)):
-        y = _direct(LP_NORMALIZATION, input, 1, _DIVIDE_BY_L1 if p == 1 else _DIVIDE_BY_L2,
-                    opset, mode, n_threads)
+    if not full_output and type(input) is np.ndarray and input.ndim >= 1:
+        kind = _lp_kind(input, axis, p)
+        y = _direct(LP_NORMALIZATION, input, 1, kind, opset, mode, n_threads) if kind is not None else None
         if y is not None:
             return y
     return _named(LP_NORMALIZATION, input, {"axis": axis, "p": p}, opset, mode, n_threads, full_output)

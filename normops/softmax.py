@@ -93,10 +93,16 @@ def _attributes(version):
     return {"axis": 1 if version < 13 else -1}
 
 
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+    y = _direct(op, inputs[0], attributes["axis"], version, mode, n_threads)
+    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+
+
 def _register(op_type):
     return register(OpDef(
         op_type, versions=(1, 11, 13), inputs=("input",), n_required=1, outputs=("output",),
-        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference))
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 
 SOFTMAX = _register("Softmax")
@@ -118,16 +124,29 @@ def _direct_rows(x, cols, kind, mode, n_threads, where):
     return _isa.kernels.softmax_last_axis(x, cols, kind, fast, threads)
 
 
+def _direct(op, x, axis, version, mode, n_threads):
+    """The direct route of one call when x's rows are contiguous: the last
+    axis at every opset (flattened at axis ndim - 1 up to 12, along it from
+    13), any axis up to opset 12 (flattened there); None otherwise."""
+    if type(x) is not np.ndarray or type(axis) is not int:
+        return None
+    ndim = x.ndim
+    if axis == -1 or axis == ndim - 1:
+        cols = x.shape[-1] if ndim else 0
+    elif version < 13 and -ndim <= axis < ndim:
+        cols = product(x.shape[axis:])
+    else:
+        return None
+    return _direct_rows(x, cols, _KINDS[op.op_type], mode, n_threads, op.op_type) if cols else None
+
+
 def _named(op, input, axis, opset, mode, n_threads, full_output):
-    # the last axis is a row at every opset (flattened at axis ndim - 1
-    # up to 12, along it from 13)
-    if (not full_output and type(input) is np.ndarray and input.ndim >= 1
-            and (axis is None or (type(axis) is int and (axis == -1 or axis == input.ndim - 1)))
-            and (opset is None or (type(opset) is int and opset in op._version_cache))
-            and (axis is not None or op.version_for(opset) >= 13)):
-        y = _direct_rows(input, input.shape[-1], _KINDS[op.op_type], mode, n_threads, op.op_type)
-        if y is not None:
-            return y
+    if not full_output and (opset is None or type(opset) is int):
+        version = op._version_cache.get(opset)
+        if version is not None:
+            y = _direct(op, input, (1 if version < 13 else -1) if axis is None else axis, version, mode, n_threads)
+            if y is not None:
+                return y
     version = op.version_for(opset)
     attributes = {"axis": _attributes(version)["axis"] if axis is None else axis}
     outputs = op.call((input,), attributes, opset, mode, n_threads, full_output)
@@ -155,10 +174,32 @@ def hardmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_out
 
 # ---------------------------------------------------------- SciPy style
 
+_SMALL_MOVE = 65536  # elements: up to here NumPy's swapping copies are the quicker route (measured, 1 thread)
+
+
 def _scipy_style(name, kind, x, axis, mode, n_threads):
     """scipy.special.softmax / log_softmax semantics: axis None (every
     element), an int or a tuple of ints; integer input is computed in
     float64 like SciPy; float dtypes are kept."""
+    if type(x) is np.ndarray and x.ndim:  # contiguous rows: the named functions' direct route
+        if axis is None:
+            cols = x.size
+        elif type(axis) is int and (axis == -1 or axis == x.ndim - 1):
+            cols = x.shape[-1]
+        elif type(axis) is int and -x.ndim <= axis < x.ndim and x.size <= _SMALL_MOVE:
+            # a small array along another axis: NumPy's copies swap the axis
+            # with the last one and back quicker than the general path's
+            # steps (each row is computed alone: their order does not matter)
+            rows = x.swapaxes(axis, -1).copy()
+            y = _direct_rows(rows, rows.shape[-1], kind, mode, n_threads, name) if rows.size else None
+            if y is not None:
+                return y.swapaxes(axis, -1).copy()
+            cols = 0
+        else:
+            cols = 0
+        y = _direct_rows(x, cols, kind, mode, n_threads, name) if cols else None
+        if y is not None:
+            return y
     x = array_input(name, "x", x)
     if x.dtype.kind in "iub":
         x = x.astype(np.float64)

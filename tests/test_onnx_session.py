@@ -366,13 +366,13 @@ def test_mode_and_n_threads_reach_every_served_node(monkeypatch):
     calls = []
     for op_type in ("LayerNormalization", "Softmax"):
         op = _registry.lookup(op_type)
-        original = op.run
+        original = op.run_fast  # the route a session takes to each served node
 
-        def spy(inputs, attributes, opset, mode, n_threads, _original=original, _name=op_type):
+        def spy(op, inputs, attributes, version, mode, n_threads, _original=original, _name=op_type):
             calls.append((_name, mode, n_threads))
-            return _original(inputs, attributes, opset, mode, n_threads)
+            return _original(op, inputs, attributes, version, mode, n_threads)
 
-        monkeypatch.setattr(op, "run", spy)
+        monkeypatch.setattr(op, "run_fast", spy)
     x = batch()
     InferenceSession(transformer_block(), mode="fast", n_threads=3).run(None, {"x": x})
     assert calls == [("LayerNormalization", "fast", 3), ("Softmax", "fast", 3)]
@@ -386,15 +386,15 @@ def test_intermediate_values_are_freed_after_their_last_use(monkeypatch):
     import weakref
 
     op = _registry.lookup("Softmax")
-    original, produced, alive = op.run, [], []
+    original, produced, alive = op.run_fast, [], []
 
-    def spy(inputs, attributes, opset, mode, n_threads):
+    def spy(op, inputs, attributes, version, mode, n_threads):
         alive.append([ref() is not None for ref in produced])
-        outputs = original(inputs, attributes, opset, mode, n_threads)
+        outputs = original(op, inputs, attributes, version, mode, n_threads)
         produced.append(weakref.ref(outputs[0]))
         return outputs
 
-    monkeypatch.setattr(op, "run", spy)
+    monkeypatch.setattr(op, "run_fast", spy)
     nodes = [h.make_node("Softmax", [a], [b]) for a, b in [("x", "a"), ("a", "b"), ("b", "c")]]
     model = make_model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [4, 5])], [h.make_tensor_value_info("c", T.FLOAT, [4, 5])])
     (c,) = InferenceSession(model).run(None, {"x": np.ones((4, 5), np.float32)})

@@ -8,6 +8,7 @@ may run one session at once.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 from collections.abc import Mapping
@@ -46,7 +47,7 @@ class NodeArg:
     ``type`` ('tensor(float)'...) and ``shape`` (ints, dimension names, or
     None for an unknown dimension; None for an unknown rank)."""
 
-    __slots__ = ("name", "type", "shape", "_dtype")
+    __slots__ = ("name", "type", "shape", "_dtype", "_fixed")
 
     def __init__(self, value_info):
         self.name = value_info.name
@@ -62,8 +63,18 @@ class NodeArg:
         if tensor.HasField("shape"):
             self.shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
                           for d in tensor.shape.dim]
+            self._fixed = tuple((k, d) for k, d in enumerate(self.shape) if isinstance(d, int))
         else:
             self.shape = None
+
+    def _fits(self, shape):
+        """``shape`` has the declared rank and fixed dimensions."""
+        if len(shape) != len(self.shape):
+            return False
+        for k, d in self._fixed:
+            if shape[k] != d:
+                return False
+        return True
 
     def __repr__(self):
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
@@ -121,7 +132,26 @@ def _label(index, node):
 class _Step:
     """One node, ready to run: ``kind`` is 'served' or 'plumbing'."""
 
-    __slots__ = ("label", "kind", "impl", "version", "inputs", "outputs", "attributes")
+    __slots__ = ("label", "kind", "impl", "version", "inputs", "outputs", "attributes",
+                 "call", "arguments", "stores", "n_declared")
+
+    def prepare(self):
+        """What a run needs that does not depend on the feeds, once: the
+        input names in ONNX order ("" for an absent one), the call (a served
+        operator's direct route, which falls back to its validated path by
+        itself), the named outputs and how many outputs the node declares."""
+        if self.kind == "served":
+            op = self.impl
+            self.arguments = tuple(self.inputs) + ("",) * (len(op.inputs) - len(self.inputs))
+            if op.run_fast is not None:
+                self.call = functools.partial(op.run_fast, op)
+            else:
+                self.call = op.call
+        else:
+            self.arguments = tuple(self.inputs)
+            self.call = None
+        self.stores = tuple((k, name) for k, name in enumerate(self.outputs) if name)
+        self.n_declared = self.stores[-1][0] + 1 if self.stores else 0
 
 
 def _topological_order(graph, available):
@@ -181,6 +211,25 @@ def _check(model, order, unchecked):
     except (onnx.checker.ValidationError, ValueError) as exc:
         message = str(exc).strip().replace("\n\n", "\n")
         raise InvalidInputError(f"{_WHERE}: the model fails onnx.checker: {message}") from None
+
+
+class _MissingOutput(Exception):
+    """A node gave fewer outputs than it declares (raised outside the relabelling)."""
+
+
+def _missing_output(step, produced):
+    missing = [name for name in step.outputs[len(produced):] if name]
+    raise _MissingOutput(
+        f"{_WHERE}: {step.label} declares output {missing[0]!r}, which the operator does not "
+        f"produce with these attributes (it gives {len(produced)} output(s))")
+
+
+def _relabelled(step, exc):
+    """The error of a node, named: the operator's own errors keep their type;
+    a plumbing operator's NumPy error becomes an InvalidInputError."""
+    if isinstance(exc, (InvalidInputError, UnsupportedError)):
+        return type(exc)(f"{_WHERE}: {step.label}: {exc}")
+    return InvalidInputError(f"{_WHERE}: {step.label}: {type(exc).__name__}: {exc}")
 
 
 # --------------------------------------------------------------------------
@@ -246,7 +295,14 @@ class InferenceSession:
         for value in constants.values():
             value.flags.writeable = False  # shared by concurrent runs: nothing may write them
         self._constants = constants
+        self._constant_values = list(constants.values())
+        self._constant_ids = frozenset(map(id, self._constant_values))  # the arrays live as long as the session
         self._output_names = [a.name for a in self._outputs]
+        for step in self._steps:
+            step.prepare()
+        self._plans = {}  # output names -> their compiled evaluation (see _plan)
+        self._all_outputs = tuple(self._output_names)
+        self._plan(self._all_outputs)
 
     def _resolve(self, graph):
         """A _Step per node; UnsupportedError listing every unserved operator."""
@@ -370,7 +426,7 @@ class InferenceSession:
             if "n_threads" in run_options:
                 n_threads = _config.check_n_threads(run_options["n_threads"], _WHERE)
         if output_names is None:
-            output_names = self._output_names
+            output_names = self._all_outputs
         elif isinstance(output_names, str):
             raise InvalidInputError(f"{_WHERE}.run: output_names must be a list of names, not a string")
         else:
@@ -380,51 +436,106 @@ class InferenceSession:
                     raise InvalidInputError(
                         f"{_WHERE}.run: {name!r} is not an output of the model "
                         f"(outputs: {', '.join(self._output_names)})")
+        evaluate = self._plans.get(output_names if type(output_names) is tuple else tuple(output_names))
+        if evaluate is None:
+            evaluate = self._plan(tuple(output_names))
         feeds = self._checked_feeds(input_feed)
         values = dict(self._constants)
         values.update(feeds)
+        # the settings once per run, as each node would resolve them
+        mode = _config.resolve_mode(mode, _WHERE)
+        n_threads = _config.kernel_threads(n_threads, _WHERE) or None
+        outputs = evaluate(values, mode, n_threads)
+        del values  # intermediate values are gone; what stays is returned
 
+        # The caller owns what it gets: a fresh array that owns its memory
+        # cannot share it with a feed or an initializer (made before the
+        # run) unless it is one of them (Identity), nor with another output
+        # unless it is that one; anything else is checked, and copied when
+        # it shares.
+        fed = feeds.values()
+        results = []
+        for out in outputs:
+            if type(out) is np.ndarray:
+                flags = out.flags
+                if (flags.owndata and flags.c_contiguous and id(out) not in self._constant_ids
+                        and not any(out is p for p in fed) and not any(out is p for p in results)):
+                    results.append(out)
+                    continue
+            elif not isinstance(out, np.ndarray):
+                out = np.asarray(out)
+            protected = [*fed, *self._constant_values, *results]
+            if not out.flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
+                out = np.array(out, order="C")
+            results.append(out)
+        return results
+
+    def _plan(self, output_names):
+        """The evaluation of ``output_names``, compiled once: a Python
+        function that calls the steps the outputs need in order, holding
+        the values in local variables and dropping each one after its last
+        use (graph outputs are kept), so that a run costs little more than
+        the calls themselves. ``evaluate(values, mode, n_threads)`` takes
+        the feeds and initializers by name and returns the outputs."""
         wanted = set(output_names)
         needed = []
-        for step in reversed(self._steps):  # only the nodes the outputs need
+        for step in reversed(self._steps):
             if wanted.intersection(step.outputs):
                 needed.append(step)
                 wanted.update(n for n in step.inputs if n)
         needed.reverse()
-        last_use = {}  # intermediate value -> index of the last step reading it
+        last_use = {}  # value -> index of the last step reading it
         for k, step in enumerate(needed):
             for name in step.inputs:
-                last_use[name] = k
-        keep = set(output_names)
-        for k, step in enumerate(needed):
-            inputs = [values[n] if n else None for n in step.inputs]
-            produced = self._run_step(step, inputs, mode, n_threads)
-            missing = [name for name in step.outputs[len(produced):] if name]
-            if missing:  # a safety net: check_node refuses such nodes at load
-                raise InvalidInputError(
-                    f"{_WHERE}: {step.label} declares output {missing[0]!r}, which the operator does not "
-                    f"produce with these attributes (it gives {len(produced)} output(s))")
-            for name, value in zip(step.outputs, produced):
                 if name:
-                    values[name] = value
-            for name in step.inputs:  # free what no later step reads
-                if name and last_use.get(name) == k and name not in keep:
-                    values.pop(name, None)
+                    last_use[name] = k
+        local = {}  # produced value -> its local variable
 
-        protected = list(feeds.values()) + list(self._constants.values())
-        results = []
-        for name in output_names:
-            out = values[name]
-            if not isinstance(out, np.ndarray):
-                out = np.asarray(out)
-            if not out.flags.c_contiguous or any(np.may_share_memory(out, p) for p in protected):
-                out = np.array(out, order="C")  # the caller owns what it gets
-            results.append(out)
-            protected.append(out)  # an output named twice, or two outputs of one value
-        return results
+        def ref(name):
+            return "None" if not name else local.get(name, f"values[{name!r}]")
+
+        env = {"InvalidInputError": InvalidInputError, "UnsupportedError": UnsupportedError,
+               "Missing": _MissingOutput, "steps": needed, "missing": _missing_output, "relabel": _relabelled}
+        body = []
+        for k, step in enumerate(needed):
+            args = "".join(ref(n) + ", " for n in step.arguments)
+            env[f"call{k}"], env[f"attributes{k}"], env[f"version{k}"] = (
+                step.call or step.impl.run, step.attributes, step.version)
+            body.append(f"k = {k}")
+            if step.call is not None:
+                body.append(f"o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
+            else:
+                body.append(f"o = call{k}(version{k}, ({args}), attributes{k})")
+            if step.n_declared > 1:  # a safety net: check_node refuses such nodes at load
+                body.append(f"if len(o) < {step.n_declared}: missing(steps[{k}], o)")
+            for index, name in step.stores:
+                local[name] = f"v{len(local)}"
+                body.append(f"{local[name]} = o[{index}]")
+            for name, last in last_use.items():  # what no later step reads
+                if last == k and name in local and name not in output_names:
+                    body.append(f"{local[name]} = None")
+        body.append("o = None")
+        body.append(f"return [{''.join(ref(n) + ', ' for n in output_names)}]")
+        source = "\n".join([
+            "def evaluate(values, mode, n_threads):",
+            "    k = -1",
+            "    try:",
+            *("        " + line for line in body),
+            "    except Missing as exc:",
+            "        raise InvalidInputError(str(exc)) from None",
+            "    except (InvalidInputError, UnsupportedError) as exc:",
+            "        raise relabel(steps[k], exc) from None",
+            "    except (ValueError, TypeError, IndexError) as exc:",
+            "        if steps[k].call is not None:",
+            "            raise",
+            "        raise relabel(steps[k], exc) from None",
+        ])
+        exec(compile(source, f"<normops session plan of {len(needed)} steps>", "exec"), env)  # noqa: S102
+        self._plans[output_names] = env["evaluate"]
+        return env["evaluate"]
 
     def _checked_feeds(self, input_feed):
-        if not isinstance(input_feed, Mapping):
+        if type(input_feed) is not dict and not isinstance(input_feed, Mapping):
             raise InvalidInputError(
                 f"{_WHERE}.run: input_feed must be a mapping of input names to arrays, "
                 f"not {type(input_feed).__name__}")
@@ -447,11 +558,9 @@ class InferenceSession:
             if arg._dtype is not None and value.dtype != arg._dtype:
                 raise InvalidInputError(
                     f"{_WHERE}.run: input {name!r} has dtype {value.dtype}; the model declares {arg.type}")
-            if arg.shape is not None:
-                if value.ndim != len(arg.shape) or any(
-                        isinstance(d, int) and d != n for d, n in zip(arg.shape, value.shape)):
-                    raise InvalidInputError(
-                        f"{_WHERE}.run: input {name!r} has shape {value.shape}; the model declares {arg.shape}")
+            if arg.shape is not None and not arg._fits(value.shape):
+                raise InvalidInputError(
+                    f"{_WHERE}.run: input {name!r} has shape {value.shape}; the model declares {arg.shape}")
             feeds[name] = value
         missing = [a.name for a in self._inputs if a.name not in feeds]
         if missing:

@@ -1,0 +1,248 @@
+"""Every served operator gives the same bits and the same errors through
+each entry point: the named function (``normops.ops``), ``normops.run``, an
+ONNX ``InferenceSession`` of one node and, where one mirrors it, the
+NumPy/SciPy-style function. The routes differ (direct kernel calls for
+plain arrays, the validated path otherwise), so the cases include plain
+arrays, arrays the direct routes do not take, both flavours and bad input.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import normops
+from normops import _registry
+
+onnx = pytest.importorskip("onnx")
+from onnx import helper  # noqa: E402
+
+from normops.onnx import InferenceSession  # noqa: E402
+
+RNG = np.random.default_rng(18)
+
+
+def _x(shape, dtype=np.float32, positive=False):
+    x = RNG.standard_normal(shape).astype(dtype)
+    return np.abs(x) + dtype(0.5) if positive else x
+
+
+def _cases():
+    """op_type -> list of (inputs, attributes); inputs in ONNX order."""
+    x = _x((4, 8))
+    x3 = _x((2, 4, 5))
+    cases = {
+        "LayerNormalization": [([x, _x(8), _x(8)], {}), ([x, _x(8)], {"axis": 0, "epsilon": 1e-3})],
+        "RMSNormalization": [([x, _x(8)], {})],
+        "SimplifiedLayerNormalization": [([x, _x(8)], {"epsilon": 1e-6})],
+        "InstanceNormalization": [([x3, _x(4), _x(4)], {})],
+        "GroupNormalization": [([x3, _x(4), _x(4)], {"num_groups": 2})],
+        "BatchNormalization": [([x3, _x(4), _x(4), _x(4), _x(4, positive=True)], {}),
+                               ([x3, _x(4), _x(4), _x(4), _x(4, positive=True)], {"training_mode": 1})],
+        "MeanVarianceNormalization": [([_x((2, 3, 4, 5))], {}), ([x], {"axes": [1]})],
+        "LpNormalization": [([x], {}), ([x], {"axis": 0, "p": 1})],
+        "Softmax": [([x], {}), ([x], {"axis": 0})],
+        "LogSoftmax": [([x], {}), ([x3], {"axis": 1})],
+        "Hardmax": [([x], {})],
+        "Sigmoid": [([x], {})],
+        "Gelu": [([x], {}), ([x], {"approximate": "tanh"})],
+        "BiasGelu": [([x, _x(8)], {})],
+        "ArgMax": [([x], {"axis": 1, "keepdims": 0})],
+        "ArgMin": [([x], {"axis": 0})],
+        "CumSum": [([x, np.array(1, np.int64)], {}), ([x, np.array(0, np.int64)], {"reverse": 1})],
+        "CumProd": [([x, np.array(1, np.int64)], {"exclusive": 1})],
+    }
+    for op_type in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                    "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"):
+        data = _x((4, 8), positive=op_type == "ReduceLogSum")
+        cases[op_type] = [([data, np.array([1], np.int64)], {"keepdims": 0}),
+                          ([data, np.array([0], np.int64)], {})]
+    return cases
+
+
+CASES = _cases()
+SERVED = _registry.served_operators()
+DOMAIN = {op_type: domain for domain, op_type in SERVED}
+
+
+def test_every_operator_has_cases():
+    assert sorted(CASES) == sorted(op_type for _, op_type in SERVED)
+
+
+def _snake(op_type):
+    """LayerNormalization -> layer_normalization, RMSNormalization -> rms_normalization."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", op_type).lower()
+
+
+def test_snake_case_names():
+    assert [_snake(n) for n in ("RMSNormalization", "ReduceL1", "ArgMax", "LpNormalization")] == [
+        "rms_normalization", "reduce_l1", "arg_max", "lp_normalization"]
+
+
+def _named(op_type):
+    return getattr(normops.ops, _snake(op_type))
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.dtype, a.shape, a.tobytes()
+
+
+def _value(name, dtype, shape):
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
+
+
+def _session(op_type, inputs, attributes, output_dtypes, mode):
+    """A one-node model of the call (every input fed) and its feeds."""
+    domain = DOMAIN[op_type]
+    names = [f"in{k}" for k in range(len(inputs))]
+    outputs = [f"out{k}" for k in range(len(output_dtypes))]
+    node = helper.make_node(op_type, names, outputs, domain=domain or None, **attributes)
+    graph = helper.make_graph(
+        [node], "one", [_value(n, a.dtype, a.shape) for n, a in zip(names, inputs)],
+        [_value(n, dtype, None) for n, dtype in zip(outputs, output_dtypes)])
+    for value in graph.output:
+        value.type.tensor_type.shape.SetInParent()  # onnx.checker wants the field
+    opsets = [helper.make_opsetid("", min(normops.MAX_OPSET, onnx.defs.onnx_opset_version()))]
+    if domain:
+        opsets.append(helper.make_opsetid(domain, 1))
+    model = helper.make_model(graph, opset_imports=opsets)
+    return InferenceSession(model, mode=mode), dict(zip(names, inputs))
+
+
+def _all_routes(op_type, inputs, attributes, mode):
+    """The outputs of every route, as lists of arrays."""
+    domain = DOMAIN[op_type]
+    run = normops.run(op_type, inputs, attributes, domain=domain, mode=mode)
+    named = _named(op_type)(*inputs, **attributes, mode=mode, full_output=True)
+    named_first = _named(op_type)(*inputs, **attributes, mode=mode)
+    session, feeds = _session(op_type, inputs, attributes, [y.dtype for y in run], mode)
+    return {"run": list(run), "named": list(named), "named first": [named_first],
+            "session": session.run(None, feeds)}
+
+
+@pytest.mark.parametrize("mode", ["exact", "fast"])
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_same_bits_through_every_route(op_type, mode):
+    for inputs, attributes in CASES[op_type]:
+        variants = [inputs]
+        # a float64 copy and a non-contiguous one take other routes
+        variants.append([a.astype(np.float64) if a.dtype == np.float32 else a for a in inputs])
+        variants.append([np.asfortranarray(inputs[0])] + inputs[1:])
+        for args in variants:
+            routes = _all_routes(op_type, args, attributes, mode)
+            want = [_bits(y) for y in routes["run"]]
+            for route, outputs in routes.items():
+                got = [_bits(y) for y in outputs]
+                n = len(got)
+                assert got == want[:n], (op_type, attributes, route)
+            assert len(routes["named"]) == len(want)
+
+
+def _error(call):
+    with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
+        call()
+    return info.type, str(info.value)
+
+
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_same_errors_through_every_route(op_type):
+    inputs, attributes = CASES[op_type][0]
+    bad_inputs = [inputs[0].astype(np.complex64)] + inputs[1:]
+    bad = [(bad_inputs, attributes)]
+    if "axis" in _registry.lookup(op_type, DOMAIN[op_type]).defaults(
+            _registry.lookup(op_type, DOMAIN[op_type]).versions[-1]):
+        bad.append((inputs, dict(attributes, axis=7)))
+    for args, attrs in bad:
+        domain = DOMAIN[op_type]
+        want = _error(lambda: normops.run(op_type, args, attrs, domain=domain))
+        assert _error(lambda: _named(op_type)(*args, **attrs)) == want
+        assert _error(lambda: _named(op_type)(*args, **attrs, full_output=True)) == want
+        session, feeds = _session(op_type, args, attrs, [args[0].dtype], None)
+        kind, message = _error(lambda: session.run(None, feeds))
+        assert kind is want[0]
+        assert message.startswith("InferenceSession: node 0 (") and message.endswith(want[1])
+
+
+def test_run_refuses_what_the_named_functions_refuse():
+    x = _x((4, 8))
+    with pytest.raises(normops.InvalidInputError, match="unknown attribute 'axes'"):
+        normops.run("Softmax", [x], {"axes": 1})
+    with pytest.raises(normops.InvalidInputError, match="takes at most 1 inputs"):
+        normops.run("Softmax", [x, x])
+    with pytest.raises(normops.InvalidInputError, match="input 'Scale' is required"):
+        normops.run("LayerNormalization", (x, None))
+    with pytest.raises(normops.InvalidInputError, match="must be a list or tuple"):
+        normops.run("Softmax", {"input": x})
+    with pytest.raises(normops.InvalidInputError, match="'opset' must be an integer"):
+        normops.run("Softmax", [x], opset=True)
+    with pytest.raises(normops.InvalidInputError, match="'mode' must be"):
+        normops.run("Softmax", [x], mode="slow")
+    with pytest.raises(normops.InvalidInputError, match="n_threads"):
+        normops.run("Sigmoid", [x], n_threads=0)
+    with pytest.raises(normops.UnsupportedError, match="not served"):
+        normops.run("Softmax", [x], domain="com.example")
+
+
+def test_run_at_older_opsets_matches_the_named_function():
+    x = _x((3, 4, 5))
+    for opset in (1, 11, 12, 13, 17):
+        for axis in (0, 1, 2, -1):
+            (y,) = normops.run("Softmax", [x], {"axis": axis}, opset=opset)
+            assert _bits(y) == _bits(normops.ops.softmax(x, axis=axis, opset=opset))
+    assert _bits(normops.run("Softmax", [x], opset=11)[0]) == _bits(normops.ops.softmax(x, opset=11))
+
+
+# The NumPy/SciPy-style functions against the ONNX operator they mirror.
+NUMPY_STYLE = [
+    ("sum", "ReduceSum"), ("mean", "ReduceMean"), ("max", "ReduceMax"), ("min", "ReduceMin"),
+    ("prod", "ReduceProd"), ("logsumexp", "ReduceLogSumExp"),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, op_type", NUMPY_STYLE)
+def test_numpy_style_reductions_match_onnx(name, op_type, dtype):
+    x = _x((4, 8), dtype)
+    for axis in (0, 1):
+        want = normops.run(op_type, [x, np.array([axis], np.int64)], {"keepdims": 0})[0]
+        assert _bits(getattr(normops, name)(x, axis=axis)) == _bits(want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_style_scans_and_softmax_match_onnx(dtype):
+    x = _x((4, 8), dtype)
+    for axis in (0, 1, -1):
+        a = axis % 2
+        assert _bits(normops.argmax(x, axis=axis)) == _bits(normops.ops.arg_max(x, axis=axis, keepdims=0))
+        assert _bits(normops.argmin(x, axis=axis)) == _bits(normops.ops.arg_min(x, axis=axis, keepdims=0))
+        assert _bits(normops.cumsum(x, axis=axis)) == _bits(normops.ops.cum_sum(x, np.array(a)))
+        assert _bits(normops.cumprod(x, axis=axis)) == _bits(normops.ops.cum_prod(x, np.array(a)))
+        assert _bits(normops.softmax(x, axis=axis)) == _bits(normops.ops.softmax(x, axis=axis))
+        assert _bits(normops.log_softmax(x, axis=axis)) == _bits(normops.ops.log_softmax(x, axis=axis))
+    x3 = _x((3, 5, 7), dtype)  # a middle axis: moved last and back
+    for axis in (0, 1, -2):
+        assert _bits(normops.softmax(x3, axis=axis)) == _bits(normops.ops.softmax(x3, axis=axis))
+        assert _bits(normops.log_softmax(x3, axis=axis)) == _bits(normops.ops.log_softmax(x3, axis=axis))
+    # axis=None: every element is one row
+    flat = x.reshape(1, -1)
+    assert _bits(normops.softmax(x)) == _bits(normops.ops.softmax(flat).reshape(x.shape))
+    assert _bits(normops.log_softmax(x)) == _bits(normops.ops.log_softmax(flat).reshape(x.shape))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_scipy_style_keeps_scipy_semantics(name):
+    special = pytest.importorskip("scipy.special")
+    x = _x((3, 5), np.float64)
+    for axis in (None, 0, 1, -1, (0, 1)):
+        y = getattr(normops, name)(x, axis=axis)
+        assert y.shape == x.shape and y.dtype == x.dtype
+        np.testing.assert_allclose(y, getattr(special, name)(x, axis=axis), rtol=1e-12, atol=1e-12)
+    ints = np.arange(6).reshape(2, 3)
+    assert getattr(normops, name)(ints, axis=1).dtype == np.float64  # SciPy computes integers in float64
+    assert np.ndim(getattr(normops, name)(np.float64(2.0))) == 0
+    with pytest.raises(normops.InvalidInputError):
+        getattr(normops, name)(x, axis=2)
+    with pytest.raises(normops.InvalidInputError):
+        getattr(normops, name)(x.astype(np.complex64), axis=1)
+    with pytest.raises(normops.InvalidInputError):
+        getattr(normops, name)(x, axis=1, mode="slow")
