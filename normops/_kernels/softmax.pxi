@@ -27,10 +27,8 @@ cdef extern from "softmax_steps.h" nogil:
     void normops_subtract_float(float* y, float log_s, Py_ssize_t n)
     void normops_stream_fence()
     void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast, int stream)
-    int normops_softmax_fast_short_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
-                                        Py_ssize_t cols, int log_softmax)
-    int normops_softmax_exact_short_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
-                                         Py_ssize_t cols, int log_softmax)
+    int normops_softmax_short_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
+                                   Py_ssize_t cols, int log_softmax, int fast)
 
 # Float32 outputs of at least this many bytes take streaming stores in their
 # last pass (softmax_steps.h, section 3). Off by default: on the machine
@@ -74,8 +72,8 @@ cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nog
 # group holds at most GROUP_ELEMENTS elements, so its rows are still in the
 # L1 cache for the last pass.
 DEF MAX_GROUP_ROWS = 16
-# the fast flavour's short rows take sixteen-row folds (softmax_steps.h,
-# 3b); off only to compare with the row-at-a-time code in tests
+# short rows take sixteen-row folds (softmax_steps.h, 3b); off only to
+# compare with the row-at-a-time code in tests
 cdef bint SHORT_ROWS_ON = True
 cdef Py_ssize_t GROUP_ELEMENTS = 1024
 cdef Py_ssize_t LOG_GROUP_ELEMENTS = 4096
@@ -199,11 +197,9 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
         return
     if floating is float:
         # short rows, sixteen at a time where the level has that code
-        if not stream and SHORT_ROWS_ON:
-            if fast and normops_softmax_fast_short_rows(x, y, first, last, cols, log_softmax):
-                return
-            if not fast and normops_softmax_exact_short_rows(x, y, first, last, cols, log_softmax):
-                return
+        if (not stream and SHORT_ROWS_ON
+                and normops_softmax_short_rows(x, y, first, last, cols, log_softmax, fast)):
+            return
     r = first
     while r < last:
         k = min(g, last - r)
@@ -439,8 +435,8 @@ def divide_float_into(e, float s, out):
 
 
 def set_softmax_short_rows(bint on):
-    """Switch the sixteen-row code of the fast flavour's short rows on or
-    off (tests compare the two); returns the previous setting."""
+    """Switch the sixteen-row code of short rows on or off (tests compare
+    the two); returns the previous setting."""
     global SHORT_ROWS_ON
     cdef bint old = SHORT_ROWS_ON
     SHORT_ROWS_ON = on

@@ -266,13 +266,14 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
         y[i] = y[i] - log_s;
 }
 
-/* 3b. Short rows of the fast Softmax and LogSoftmax, sixteen at a time
- * (cols <= NORMOPS_SHORT_ROW_COLS). One row at a time, each row pays the
- * latency of two horizontal folds (its maximum, its sum) and a few calls,
- * about 40 cycles: more than its arithmetic when it is short. Here the
- * sixteen rows' maxima come out of one transposed fold, then their
- * exponentials and partial sums row by row (the operations of
- * normops_exp32_fast_shifted_sum16), then their sums out of one transposed
+/* 3b. Short rows of Softmax and LogSoftmax, both flavours, sixteen at a
+ * time (cols <= NORMOPS_SHORT_ROW_COLS). One row at a time, each row pays
+ * the latency of two horizontal folds (its maximum, its sum) and a few
+ * calls, about 40 cycles: more than its arithmetic when it is short. Here
+ * the sixteen rows' maxima come out of one transposed fold, then their
+ * exponentials and partial sums (fast: row by row, the operations of
+ * normops_exp32_fast_shifted_sum16; exact: one exp32 call for the group),
+ * then their sums out of one transposed
  * fold that performs Sum16's additions (lane t + lane t + 8, then t + 4,
  * then (0 + 2) + (1 + 3)) for every row at once, then the last passes.
  * Every row gets the bits the row-at-a-time code gives it: the maximum is
@@ -301,167 +302,149 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
 NORMOPS_DEFINE_FOLD16(add, _mm512_add_ps)
 NORMOPS_DEFINE_FOLD16(max, _mm512_max_ps)
 
-/* rows [first, last) of the rows x cols matrix x into y; log_softmax picks
- * LogSoftmax (y = (x - m) - log32(s)) over Softmax (y = e * (1 / s)) */
-static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
-                                                  ptrdiff_t cols, int log_softmax) {
-    if (cols > NORMOPS_SHORT_ROW_COLS)
-        return 0;
+/* m[r] = the maximum of row r < k (k <= 16) of the cols-wide rows at x,
+ * ignoring NaN (max returns its second operand when either is NaN), out of
+ * one transposed fold; part: the caller's sixteen registers */
+static inline void normops_short_row_maxima(const float* x, ptrdiff_t cols, int k, __m512* part, float* m) {
     const __m512 none = _mm512_set1_ps(-__builtin_inff());
     const ptrdiff_t full = cols & ~(ptrdiff_t)15;
     const __mmask16 tail = (__mmask16)((1u << (cols - full)) - 1);
-    __m512 part[16];
-    float m[16], s[16], t[16];
-    for (ptrdiff_t r0 = first; r0 < last; r0 += 16) {
-        int k = last - r0 < 16 ? (int)(last - r0) : 16;
-        /* the maxima, ignoring NaN (max returns its second operand when
-         * either is NaN); rows past the group's end stay -inf */
-        for (int r = 0; r < 16; r++) {
-            __m512 mx = none;
-            if (r < k) {
-                const float* row = x + (r0 + r) * cols;
-                for (ptrdiff_t j = 0; j < full; j += 16)
-                    mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
-                if (tail)
-                    mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, tail, row + full), mx);
-            }
-            part[r] = mx;
+    for (int r = 0; r < 16; r++) {  /* rows past the group's end stay -inf */
+        __m512 mx = none;
+        if (r < k) {
+            const float* row = x + r * cols;
+            for (ptrdiff_t j = 0; j < full; j += 16)
+                mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
+            if (tail)
+                mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, tail, row + full), mx);
         }
-        _mm512_storeu_ps(m, normops_fold16_max(part));
-        /* the exponentials and their sixteen partial sums per row; a row
-         * whose maximum is +-inf (+inf in it, or only -inf and NaN) is NaN */
-        for (int r = 0; r < 16; r++) {
-            __m512 acc = _mm512_setzero_ps();
-            if (r < k && m[r] - m[r] == 0.0f) {
-                const float* row = x + (r0 + r) * cols;
-                float* out = y + (r0 + r) * cols;
-                __m512 sh = _mm512_set1_ps(m[r]);
-                /* out gets the exponentials (Softmax) or the differences
-                 * (LogSoftmax), for the last pass to finish in place */
-                for (ptrdiff_t j = 0; j < full; j += 16) {
-                    __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(row + j), sh);
-                    __m512 e = normops_exp32_fast16_core(diff);
-                    _mm512_storeu_ps(out + j, log_softmax ? diff : e);
-                    acc = _mm512_add_ps(acc, e);
-                }
-                if (tail) {
-                    __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh);
-                    __m512 e = normops_exp32_fast16_core(diff);
-                    _mm512_mask_storeu_ps(out + full, tail, log_softmax ? diff : e);
-                    acc = _mm512_mask_add_ps(acc, tail, acc, e);
-                }
-            } else if (r < k) {
-                acc = _mm512_set1_ps(__builtin_nanf(""));
-            }
-            part[r] = acc;
-        }
-        __m512 sums = normops_fold16_add(part);
-        _mm512_storeu_ps(s, sums);
-        if (log_softmax)
-            normops_log32_array(s, t, k);
-        else
-            _mm512_storeu_ps(t, _mm512_div_ps(_mm512_set1_ps(1.0f), sums));
-        for (int r = 0; r < k; r++) {
-            float* out = y + (r0 + r) * cols;
-            if (s[r] != s[r]) {
-                for (ptrdiff_t j = 0; j < cols; j++)
-                    out[j] = __builtin_nanf("");
-            } else if (log_softmax) {
-                normops_subtract_float(out, t[r], cols);
-            } else {
-                normops_scale_float(out, t[r], out, cols, 0);
-            }
-        }
+        part[r] = mx;
     }
-    return 1;
+    _mm512_storeu_ps(m, normops_fold16_max(part));
 }
 
-/* The exact flavour's short rows, sixteen at a time: the maxima by the
- * same transposed fold, then the group's differences x - m (rows are
- * contiguous, so a group is one run of k * cols elements) and one exp32
- * call over all of them (exp32 is element-wise: where its blocks start
- * changes no bit), then each row's sixteen partials and one transposed
- * fold for the sixteen Sum16s, then the last passes: e / s (Softmax, in
- * y) or d - log32(s) (LogSoftmax: d in y, the exponentials in a scratch
- * run). Every row gets the bits of the row-at-a-time code. */
-static inline int normops_softmax_exact_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
-                                                   ptrdiff_t cols, int log_softmax) {
-    if (cols > NORMOPS_SHORT_ROW_COLS)
-        return 0;
-    const __m512 none = _mm512_set1_ps(-__builtin_inff());
+/* The last passes of k short rows at y, in place: NaN throughout where
+ * s[r] is NaN, else y - t[r] (LogSoftmax: y holds x - m, t = log32(s)),
+ * y * t[r] (fast Softmax: t = 1 / s) or y / s[r] (exact Softmax) */
+static inline void normops_short_rows_last(float* y, ptrdiff_t cols, int k, const float* s, const float* t,
+                                           int log_softmax, int fast) {
+    for (int r = 0; r < k; r++) {
+        float* out = y + r * cols;
+        if (s[r] != s[r]) {
+            for (ptrdiff_t j = 0; j < cols; j++)
+                out[j] = __builtin_nanf("");
+        } else if (log_softmax) {
+            normops_subtract_float(out, t[r], cols);
+        } else if (fast) {
+            normops_scale_float(out, t[r], out, cols, 0);
+        } else {
+            normops_divide_float_array(out, s[r], out, cols);
+        }
+    }
+}
+
+/* The fast flavour's exponentials of k short rows, row by row (the
+ * operations of normops_exp32_fast_shifted_sum16), into y: the
+ * exponentials (Softmax) or the differences (LogSoftmax), for the last
+ * pass to finish in place; part[r]: row r's sixteen partial sums (NaN for
+ * a row whose maximum is +-inf: +inf in it, or only -inf and NaN). */
+static inline void normops_short_rows_fast_exp(const float* x, float* y, ptrdiff_t cols, int k, const float* m,
+                                               int log_softmax, __m512* part) {
     const ptrdiff_t full = cols & ~(ptrdiff_t)15;
     const __mmask16 tail = (__mmask16)((1u << (cols - full)) - 1);
+    for (int r = 0; r < 16; r++) {
+        __m512 acc = _mm512_setzero_ps();
+        if (r < k && m[r] - m[r] == 0.0f) {
+            const float* row = x + r * cols;
+            float* out = y + r * cols;
+            __m512 sh = _mm512_set1_ps(m[r]);
+            for (ptrdiff_t j = 0; j < full; j += 16) {
+                __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(row + j), sh);
+                __m512 e = normops_exp32_fast16_core(diff);
+                _mm512_storeu_ps(out + j, log_softmax ? diff : e);
+                acc = _mm512_add_ps(acc, e);
+            }
+            if (tail) {
+                __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh);
+                __m512 e = normops_exp32_fast16_core(diff);
+                _mm512_mask_storeu_ps(out + full, tail, log_softmax ? diff : e);
+                acc = _mm512_mask_add_ps(acc, tail, acc, e);
+            }
+        } else if (r < k) {
+            acc = _mm512_set1_ps(__builtin_nanf(""));
+        }
+        part[r] = acc;
+    }
+}
+
+/* The exact flavour's: the group's differences x - m into y (rows are
+ * contiguous, so a group is one run of k * cols elements), one exp32 call
+ * over all of them (exp32 is element-wise: where its blocks start changes
+ * no bit) into e (y itself for Softmax), then each row's sixteen partials.
+ * Every difference is at most 0 or NaN whatever m; a row whose maximum is
+ * +-inf gets a NaN sum. */
+static inline void normops_short_rows_exact_exp(const float* x, float* y, float* e, ptrdiff_t cols, int k,
+                                                const float* m, __m512* part) {
+    const ptrdiff_t full = cols & ~(ptrdiff_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (cols - full)) - 1);
+    for (int r = 0; r < k; r++) {
+        const float* row = x + r * cols;
+        float* out = y + r * cols;
+        __m512 sh = _mm512_set1_ps(m[r]);
+        for (ptrdiff_t j = 0; j < full; j += 16)
+            _mm512_storeu_ps(out + j, _mm512_sub_ps(_mm512_loadu_ps(row + j), sh));
+        if (tail)
+            _mm512_mask_storeu_ps(out + full, tail, _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh));
+    }
+    normops_exp32_below_max_array(y, 0.0f, e, k * cols);
+    for (int r = 0; r < 16; r++) {
+        __m512 acc = _mm512_setzero_ps();
+        if (r < k && m[r] - m[r] == 0.0f) {
+            const float* row = e + r * cols;
+            for (ptrdiff_t j = 0; j < full; j += 16)
+                acc = _mm512_add_ps(acc, _mm512_loadu_ps(row + j));
+            if (tail)
+                acc = _mm512_mask_add_ps(acc, tail, acc, _mm512_maskz_loadu_ps(tail, row + full));
+        } else if (r < k) {
+            acc = _mm512_set1_ps(__builtin_nanf(""));
+        }
+        part[r] = acc;
+    }
+}
+
+/* rows [first, last) of the rows x cols matrix x into y (y may be x);
+ * log_softmax picks LogSoftmax (y = (x - m) - log32(s)) over Softmax (fast:
+ * y = e * (1 / s); exact: y = e / s) */
+static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
+                                             ptrdiff_t cols, int log_softmax, int fast) {
+    if (cols > NORMOPS_SHORT_ROW_COLS)
+        return 0;
     __m512 part[16];
     float m[16], s[16], t[16];
-    float scratch[16 * NORMOPS_SHORT_ROW_COLS];
+    float scratch[16 * NORMOPS_SHORT_ROW_COLS];  /* exact LogSoftmax's exponentials */
     for (ptrdiff_t r0 = first; r0 < last; r0 += 16) {
         int k = last - r0 < 16 ? (int)(last - r0) : 16;
         const float* xg = x + r0 * cols;
         float* yg = y + r0 * cols;
-        float* eg = log_softmax ? scratch : yg;
-        for (int r = 0; r < 16; r++) {
-            __m512 mx = none;
-            if (r < k) {
-                const float* row = xg + r * cols;
-                for (ptrdiff_t j = 0; j < full; j += 16)
-                    mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
-                if (tail)
-                    mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, tail, row + full), mx);
-            }
-            part[r] = mx;
-        }
-        _mm512_storeu_ps(m, normops_fold16_max(part));
-        /* every difference is at most 0 or NaN, whatever m (a row whose
-         * maximum is +-inf is NaN in the end, whatever its sum) */
-        for (int r = 0; r < k; r++) {
-            const float* row = xg + r * cols;
-            float* out = yg + r * cols;
-            __m512 sh = _mm512_set1_ps(m[r]);
-            for (ptrdiff_t j = 0; j < full; j += 16)
-                _mm512_storeu_ps(out + j, _mm512_sub_ps(_mm512_loadu_ps(row + j), sh));
-            if (tail)
-                _mm512_mask_storeu_ps(out + full, tail, _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh));
-        }
-        normops_exp32_below_max_array(yg, 0.0f, eg, k * cols);
-        for (int r = 0; r < 16; r++) {
-            __m512 acc = _mm512_setzero_ps();
-            if (r < k) {
-                const float* row = eg + r * cols;
-                for (ptrdiff_t j = 0; j < full; j += 16)
-                    acc = _mm512_add_ps(acc, _mm512_loadu_ps(row + j));
-                if (tail)
-                    acc = _mm512_mask_add_ps(acc, tail, acc, _mm512_maskz_loadu_ps(tail, row + full));
-            }
-            part[r] = acc;
-        }
-        _mm512_storeu_ps(s, normops_fold16_add(part));
-        for (int r = 0; r < k; r++)
-            s[r] = m[r] - m[r] == 0.0f ? s[r] : __builtin_nanf("");
+        normops_short_row_maxima(xg, cols, k, part, m);
+        if (fast)
+            normops_short_rows_fast_exp(xg, yg, cols, k, m, log_softmax, part);
+        else
+            normops_short_rows_exact_exp(xg, yg, log_softmax ? scratch : yg, cols, k, m, part);
+        __m512 sums = normops_fold16_add(part);
+        _mm512_storeu_ps(s, sums);
         if (log_softmax)
             normops_log32_array(s, t, k);
-        for (int r = 0; r < k; r++) {
-            float* out = yg + r * cols;
-            if (s[r] != s[r]) {
-                for (ptrdiff_t j = 0; j < cols; j++)
-                    out[j] = __builtin_nanf("");
-            } else if (log_softmax) {
-                normops_subtract_float(out, t[r], cols);
-            } else {
-                normops_divide_float_array(out, s[r], out, cols);
-            }
-        }
+        else if (fast)
+            _mm512_storeu_ps(t, _mm512_div_ps(_mm512_set1_ps(1.0f), sums));
+        normops_short_rows_last(yg, cols, k, s, t, log_softmax, fast);
     }
     return 1;
 }
 #else
-static inline int normops_softmax_exact_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
-                                                   ptrdiff_t cols, int log_softmax) {
-    (void)x; (void)y; (void)first; (void)last; (void)cols; (void)log_softmax;
-    return 0;
-}
-static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
-                                                  ptrdiff_t cols, int log_softmax) {
-    (void)x; (void)y; (void)first; (void)last; (void)cols; (void)log_softmax;
+static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
+                                             ptrdiff_t cols, int log_softmax, int fast) {
+    (void)x; (void)y; (void)first; (void)last; (void)cols; (void)log_softmax; (void)fast;
     return 0;
 }
 #endif
