@@ -448,23 +448,25 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
     # the exact flavour's one pass for exp32 and Sum16 (pieces of 512, the
     # next row's maximum alongside), sixteen short rows at a time, the
     # quotient by vectors, and float16/bfloat16 widened and rounded inside
-    # the kernels: the specification's bits at every level and 1..8 threads,
-    # widths at the edges of vectors, short rows and pieces, rows spanning
-    # several chunks, both routes (normops.run, the named function)
+    # the kernels: the specification's bits at every level, widths at the
+    # edges of vectors, short rows and pieces, both routes (normops.run,
+    # the named function); then 1..8 threads over nine chunks
     rng = np.random.default_rng(21)
     named = {"Softmax": normops.ops.softmax, "LogSoftmax": normops.ops.log_softmax,
              "Hardmax": normops.ops.hardmax, "Sigmoid": normops.sigmoid}[op]
+    dtypes = [np.dtype(np.float32), np.dtype(np.float64)] + NARROW
     old = set_serial_threshold(0)
     try:
-        for cols in (1, 7, 16, 17, 64, 127, 128, 129, 511, 512, 513, 1040):
-            rows = 16384 // cols + 5
-            for dtype in [np.dtype(np.float32), np.dtype(np.float64)] + NARROW:
+        for cols, chunks, threads in ([(c, 2, (1, 2)) for c in (1, 7, 16, 17, 64, 127, 128, 129, 511, 512, 513, 1040)]
+                                      + [(c, 9, range(1, 9)) for c in (17, 600)]):
+            rows = 16384 // cols * (chunks - 1) + 5
+            for dtype in dtypes if chunks == 2 else dtypes[::2]:
                 x = special_rows(rng, rows, cols, dtype)
                 want = normops.reference.run(op, [x])[0]
                 assert want.dtype == dtype
                 for level in isa.available_levels():
                     with isa.use(level):
-                        for t in range(1, 9):
+                        for t in threads:
                             same_bits(normops.run(op, [x], mode="exact", n_threads=t)[0], want)
                         same_bits(named(x, mode="exact", n_threads=2), want)
     finally:
