@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _config, _isa
 from ._registry import OpDef, register
+from .normalization import _kernel_storage
 from ._validate import compute_dtype, contiguous, float_input, rounded_to
 from .reference import _softmax as _reference_softmax
 
@@ -21,8 +22,9 @@ def _bind(op, version, inputs, attributes):
 
 
 def _compute(plan, mode, n_threads, all_outputs):
-    x = contiguous(plan.X, plan.compute_dtype)
-    y = np.empty(x.shape, plan.compute_dtype)
+    # float16/bfloat16 as they are: the kernel widens and rounds back
+    x = contiguous(plan.X, _kernel_storage(plan.X.dtype, plan.compute_dtype))
+    y = np.empty(x.shape, x.dtype)
     if x.size:
         _isa.kernels.sigmoid_flat(x, y, mode == "fast", n_threads)
     return [rounded_to(y, plan.X.dtype)]
@@ -45,7 +47,9 @@ SIGMOID = register(OpDef(
     bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 
-_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# float16 too where the build converts it itself (float16_storage)
+_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + (
+    (np.dtype(np.float16),) if _isa.kernels.float16_storage() else ())
 
 
 def _direct(X, mode, n_threads):

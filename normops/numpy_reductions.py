@@ -15,7 +15,7 @@ import numpy as np
 from . import _config
 from ._errors import InvalidInputError, UnsupportedError
 from ._validate import array_input, is_float_dtype, plain_float, truth_argument, zero_d_axis
-from .reduction import ONE_AXIS, all_axes, direct, kernel_accumulate, normalize_axes, reduce, resolve
+from .reduction import ONE_AXIS, all_axes, direct, fast_exp, kernel_accumulate, normalize_axes, reduce, resolve
 
 
 class _NoValueType:
@@ -61,7 +61,8 @@ def _direct(name, kind, a, axis, keepdims, mode, n_threads):
     n = _config.direct_threads(mode, n_threads, name)
     if n is None:
         return None
-    y = direct(kind, a, _axes(name, axis, a.ndim), keepdims, n)
+    y = direct(kind, a, _axes(name, axis, a.ndim), keepdims, n,
+               kind == "ReduceLogSumExp" and fast_exp(kind, _config.resolve_mode(mode, name)))
     if y is None:
         return None
     return y[()] if y.ndim == 0 else y
@@ -134,6 +135,7 @@ def _finish(name, y, out):
 def _run(name, kind, a, axis, keepdims, mode, n_threads):
     keepdims = _keepdims(name, keepdims)
     n_threads = resolve(name, mode, n_threads)
+    fast = kind == "ReduceLogSumExp" and fast_exp(kind, _config.resolve_mode(mode, name))
     axes = _axes(name, axis, a.ndim)
     if a.dtype.kind in "iu" and (a.dtype.itemsize == 2 or (a.dtype.itemsize == 1 and kind not in (
             "numpy.max", "numpy.min"))):
@@ -142,7 +144,7 @@ def _run(name, kind, a, axis, keepdims, mode, n_threads):
         wide = np.int64 if a.dtype.kind == "i" else np.uint64
         y = reduce(kind, a.astype(wide), axes, keepdims, kernel_accumulate(n_threads))
         return y.astype(a.dtype)
-    return reduce(kind, a, axes, keepdims, kernel_accumulate(n_threads))
+    return reduce(kind, a, axes, keepdims, kernel_accumulate(n_threads, fast))
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue, *,

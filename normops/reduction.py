@@ -115,9 +115,24 @@ def _bind(op, version, inputs, attributes):
     return plan
 
 
-def kernel_accumulate(n_threads):
-    """The kernels' accumulation, in the form ``_spec.evaluate`` takes."""
+#: The kernels' op for ReduceLogSumExp's terms in the fast flavour: the fast
+#: exponential (float32; the one reduction whose flavours differ, and which
+#: normops.reference, a model of the exact flavour, does not model).
+SUM_EXP_FAST = 9
+
+
+def fast_exp(kind, mode):
+    """True when ``kind`` takes the fast exponential: ReduceLogSumExp in
+    the fast flavour (``mode`` resolved)."""
+    return mode == "fast" and kind == "ReduceLogSumExp"
+
+
+def kernel_accumulate(n_threads, fast=False):
+    """The kernels' accumulation, in the form ``_spec.evaluate`` takes
+    (``fast``: sums of exponentials by the fast exponential)."""
     def accumulate(x3, op, center):
+        if fast and op == _spec.SUM_EXP:
+            op = SUM_EXP_FAST
         O, R, C = x3.shape
         out = np.empty((O, C), x3.dtype)
         _isa.kernels.reduce_accumulate(x3, out, O, R, C, op, center, n_threads)
@@ -158,8 +173,8 @@ def _moves_only_ones(shape, perm):
     return moved == sorted(moved)
 
 
-def direct(kind, x, axes, keepdims, n_threads):
-    """``reduce(kind, x, axes, keepdims, kernel_accumulate(n_threads))`` for
+def direct(kind, x, axes, keepdims, n_threads, fast=False):
+    """``reduce(kind, x, axes, keepdims, kernel_accumulate(n_threads, fast))`` for
     a ``plain_float`` x and a checked axis set, with the same geometry and
     steps; None when the layout needs a transposition or a reduction is
     empty (the general path then computes it)."""
@@ -173,7 +188,7 @@ def direct(kind, x, axes, keepdims, n_threads):
         kernels.reduce_accumulate(x, y, O, R, C, op, None, n_threads)
     else:
         x3 = x.reshape(O, R, C)
-        raw, m = _spec.accumulated(x3, op, kernel_accumulate(n_threads))
+        raw, m = _spec.accumulated(x3, op, kernel_accumulate(n_threads, fast))
         y = (raw if finishing is None else _spec.finish(finishing, raw, x3, R, m)).reshape(out_shape)
     return canonical_nan(y) if has_nan(y, kernels) else y
 
@@ -209,7 +224,8 @@ _AXIS_SETS = {}  # (rank, *axes) -> the checked axis set
 
 
 def _compute(plan, mode, n_threads, all_outputs):
-    return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims, kernel_accumulate(n_threads))]
+    return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims,
+                   kernel_accumulate(n_threads, fast_exp(plan.kind, mode)))]
 
 
 def _reference(plan):
@@ -228,7 +244,8 @@ def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
         if n is not None:
             axis_set = all_axes(data.ndim) if axes is None else _direct_axes(op_type, axes, data.ndim)
             if axis_set is not None:
-                return direct(op_type, data, axis_set, keepdims, n)
+                return direct(op_type, data, axis_set, keepdims, n,
+                              op_type == "ReduceLogSumExp" and fast_exp(op_type, _config.resolve_mode(mode, op_type)))
     return None
 
 

@@ -409,9 +409,10 @@ def test_streaming_stores_do_not_change_bits(op):
                         mod.set_serial_threshold(old_serial)
 
 
+@pytest.mark.parametrize("fast", [True, False])
 @pytest.mark.parametrize("kind", [0, 1])
-def test_fast_short_rows_sixteen_at_a_time_match_row_at_a_time(kind):
-    # the sixteen-row folds of the fast flavour's short rows (AVX-512; the
+def test_short_rows_sixteen_at_a_time_match_row_at_a_time(kind, fast):
+    # the sixteen-row folds of short rows (AVX-512, both flavours; the
     # other levels go row by row either way) against the row-at-a-time code:
     # group sizes that are not 16, widths up to and past the cut-off,
     # special values (NaN, +-inf rows, all -inf), 1..8 threads
@@ -424,14 +425,149 @@ def test_fast_short_rows_sixteen_at_a_time_match_row_at_a_time(kind):
             old = mod.set_softmax_short_rows(False)
             try:
                 want = np.empty_like(x)
-                mod.softmax_rows(x.reshape(-1), want, rows, cols, kind, True, 1)
+                mod.softmax_rows(x.reshape(-1), want, rows, cols, kind, fast, 1)
             finally:
                 mod.set_softmax_short_rows(old)
             assert np.isnan(want[rows // 2]).all()
+            if not fast:
+                same_bits(want, normops.reference.run(("Softmax", "LogSoftmax")[kind], [x])[0])
             for t in range(1, 9):
                 got = np.empty_like(x)
-                mod.softmax_rows(x.reshape(-1), got, rows, cols, kind, True, t)
+                mod.softmax_rows(x.reshape(-1), got, rows, cols, kind, fast, t)
                 same_bits(got, want)
+                y = x.copy()  # y may be x
+                mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, kind, fast, t)
+                same_bits(y, want)
+
+
+NARROW = [np.dtype(np.float16)] + ([BF16] if BF16 is not None else [])
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax", "Sigmoid"])
+def test_exact_flavour_at_every_level_and_thread_count(op):
+    # the exact flavour's one pass for exp32 and Sum16 (pieces of 512, the
+    # next row's maximum alongside), sixteen short rows at a time, the
+    # quotient by vectors, and float16/bfloat16 widened and rounded inside
+    # the kernels: the specification's bits at every level, widths at the
+    # edges of vectors, short rows and pieces, both routes (normops.run,
+    # the named function); then 1..8 threads over nine chunks
+    rng = np.random.default_rng(21)
+    named = {"Softmax": normops.ops.softmax, "LogSoftmax": normops.ops.log_softmax,
+             "Hardmax": normops.ops.hardmax, "Sigmoid": normops.sigmoid}[op]
+    dtypes = [np.dtype(np.float32), np.dtype(np.float64)] + NARROW
+    old = set_serial_threshold(0)
+    try:
+        for cols, chunks, threads in ([(c, 2, (1, 2)) for c in (1, 7, 16, 17, 64, 127, 128, 129, 511, 512, 513, 1040)]
+                                      + [(c, 9, range(1, 9)) for c in (17, 600)]):
+            rows = 16384 // cols * (chunks - 1) + 5
+            for dtype in dtypes if chunks == 2 else dtypes[::2]:
+                x = special_rows(rng, rows, cols, dtype)
+                want = normops.reference.run(op, [x])[0]
+                assert want.dtype == dtype
+                for level in isa.available_levels():
+                    with isa.use(level):
+                        for t in threads:
+                            same_bits(normops.run(op, [x], mode="exact", n_threads=t)[0], want)
+                        same_bits(named(x, mode="exact", n_threads=2), want)
+    finally:
+        for level, value in old.items():
+            isa.load(level).set_serial_threshold(value)
+
+
+def test_kernels_take_narrow_storage_and_round_once():
+    # float16/bfloat16 arrays straight into the kernels: each element
+    # widened exactly, the float32 algorithm, each result rounded once
+    rng = np.random.default_rng(22)
+    for dtype in NARROW:
+        x = special_rows(rng, 40, 100, dtype)
+        wide = x.astype(np.float32)
+        for level in isa.available_levels():
+            mod = isa.load(level)
+            for fast in (False, True):
+                for kind in (0, 1, 2):
+                    want = np.empty_like(wide)
+                    mod.softmax_rows(wide.reshape(-1), want.reshape(-1), 40, 100, kind, fast, 1)
+                    got = np.empty_like(x)
+                    mod.softmax_rows(x.reshape(-1), got.reshape(-1), 40, 100, kind, fast, 3)
+                    with np.errstate(over="ignore"):
+                        same_bits(got, want.astype(dtype))
+                want = np.empty_like(wide)
+                mod.sigmoid_flat(wide.reshape(-1), want.reshape(-1), fast, 1)
+                got = np.empty_like(x)
+                mod.sigmoid_flat(x.reshape(-1), got.reshape(-1), fast, 2)
+                same_bits(got, want.astype(dtype))
+        with pytest.raises(TypeError):
+            isa.kernels.softmax_rows(x.reshape(-1), np.empty(x.size, np.float32), 40, 100, 0, False, 1)
+
+
+# ------------------------------------------------- ReduceLogSumExp flavours
+
+def logsumexp_fast_model(x):
+    """The fast flavour of ReduceLogSumExp over the rows of a finite 2-D
+    float32 x: m + log32(Sum16(fast exp(x - m)))."""
+    from normops.reference._sum16 import sum16
+
+    m = x.max(axis=1)
+    d = x - m[:, None]
+    e = np.empty_like(d)
+    isa.kernels.exp32_fast_into(d.reshape(-1), e.reshape(-1), 1)
+    s = sum16(e)
+    log_s = np.empty_like(s)
+    isa.kernels.log32_into(s, log_s, 1)
+    return m + log_s
+
+
+def test_reduce_log_sum_exp_exact_at_every_level_and_thread_count():
+    rng = np.random.default_rng(23)
+    old = set_serial_threshold(0)
+    try:
+        for shape, axes in (((300, 333), [-1]), ((333, 300), [0]), ((7, 40, 130), [1]), ((5, 1000), [1])):
+            for dtype in [np.dtype(np.float32), np.dtype(np.float64)] + NARROW:
+                x = special_rows(rng, shape[0], int(np.prod(shape[1:])), dtype).reshape(shape)
+                want = normops.reference.run("ReduceLogSumExp", [x, np.array(axes)], {"keepdims": 0})[0]
+                for level in isa.available_levels():
+                    with isa.use(level):
+                        for t in (1, 2, 3, 8):
+                            got = normops.reduce_log_sum_exp(x, axes, keepdims=0, mode="exact", n_threads=t)
+                            same_bits(got, want)
+    finally:
+        for level, value in old.items():
+            isa.load(level).set_serial_threshold(value)
+
+
+def test_reduce_log_sum_exp_fast_uses_the_fast_exponential():
+    # bit for bit against its order of operations around the kernels' fast
+    # exponential (row layout), within a float64 oracle's bound in every
+    # layout (rows, columns, blocks of a long reduction), different from
+    # exact somewhere, float64 the same in both flavours
+    rng = np.random.default_rng(24)
+    x = (rng.standard_normal((200, 777)) * 4).astype(np.float32)
+    differs = False
+    for level in isa.available_levels():
+        with isa.use(level):
+            want = logsumexp_fast_model(x)
+            for t in (1, 2):
+                same_bits(normops.reduce_log_sum_exp(x, [1], keepdims=0, mode="fast", n_threads=t), want)
+                same_bits(normops.logsumexp(x, axis=1, mode="fast", n_threads=t), want)
+                same_bits(normops.run("ReduceLogSumExp", [x, np.array([1])], {"keepdims": 0}, mode="fast",
+                                      n_threads=t)[0], want)
+            exact = normops.reduce_log_sum_exp(x, [1], keepdims=0, mode="exact")
+            differs |= exact.tobytes() != want.tobytes()
+            for a, axes in ((x, [1]), (x, [0]), (x.reshape(20, 10, 777), [1]),
+                            ((rng.standard_normal(1 << 20) * 3).astype(np.float32), [0])):
+                got = normops.reduce_log_sum_exp(a, axes, keepdims=0, mode="fast").astype(np.float64)
+                a64 = a.astype(np.float64)
+                m = a64.max(axis=axes[0], keepdims=True)
+                oracle = np.squeeze(m, axis=axes[0]) + np.log(np.exp(a64 - m).sum(axis=axes[0]))
+                n = a.shape[axes[0]]
+                # each term within 2^-22 relative, the float32 sum within
+                # about (n / 16 + 4) roundings; then log32 and the addition
+                bound = (2.0 ** -22 + (n / 16 + 4) * 2.0 ** -24) + 2 * np.spacing(np.abs(oracle).astype(np.float32))
+                assert (np.abs(got - oracle) <= bound).all(), level
+            x64 = x.astype(np.float64)
+            same_bits(normops.reduce_log_sum_exp(x64, [1], keepdims=0, mode="fast"),
+                      normops.reduce_log_sum_exp(x64, [1], keepdims=0, mode="exact"))
+    assert differs
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])

@@ -25,7 +25,10 @@
 
 enum normops_reduce_op {
     NORMOPS_R_SUM, NORMOPS_R_SUM_ABS, NORMOPS_R_SUM_SQUARE, NORMOPS_R_SUM_EXP,
-    NORMOPS_R_PROD, NORMOPS_R_MAX, NORMOPS_R_MIN, NORMOPS_R_MAX_NAN, NORMOPS_R_MIN_NAN
+    NORMOPS_R_PROD, NORMOPS_R_MAX, NORMOPS_R_MIN, NORMOPS_R_MAX_NAN, NORMOPS_R_MIN_NAN,
+    /* ReduceLogSumExp's fast flavour: SUM_EXP with the fast exponential
+     * (float32; float64 has one exponential in both flavours) */
+    NORMOPS_R_SUM_EXP_FAST
 };
 
 /* Outputs per column tile (seed spec). */
@@ -99,8 +102,9 @@ NORMOPS_ALWAYS_INLINE void N##_cols_op(const T* x, ptrdiff_t R, ptrdiff_t C, int
     }
 
 /* T: element type; N: prefix of sum16.h's names; EXP: its exp for the transcendental map;
- * EXP_SHIFTED(x, c, y, n): y = exp(x - c), the difference rounded first */
-#define NORMOPS_DEFINE_REDUCE(T, N, EXP, EXP_SHIFTED)                                        \
+ * EXP_SHIFTED(x, c, y, n): y = exp(x - c), the difference rounded first; EXP_FAST and     \
+ * EXP_SHIFTED_FAST: the same with the fast flavour's exponential */                         \
+#define NORMOPS_DEFINE_REDUCE(T, N, EXP, EXP_SHIFTED, EXP_FAST, EXP_SHIFTED_FAST)            \
 NORMOPS_ALWAYS_INLINE T N##_identity(int op) {                                               \
     const T inf = (T)__builtin_inf();                                                        \
     if (op == NORMOPS_R_PROD) return 1;                                                      \
@@ -142,14 +146,14 @@ NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {       
 NORMOPS_DEFINE_COLS(T, N)                                                                    \
                                                                                              \
 /* Column tile of exp(x - center[j]) sums, sequential per output. */                         \
-static inline void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, const T* center, \
-                                T* out, ptrdiff_t out_stride) {                              \
+NORMOPS_ALWAYS_INLINE void N##_cols_exp(const T* x, ptrdiff_t R, ptrdiff_t C, int w, const T* center, \
+                                        T* out, ptrdiff_t out_stride, int fast) {            \
     T acc[NORMOPS_SPAN_BYTES / sizeof(T)], e[NORMOPS_SPAN_BYTES / sizeof(T)];                \
     for (int j = 0; j < w; j++) acc[j] = 0;                                                  \
     for (ptrdiff_t r = 0; r < R; r++) {                                                      \
         const T* a = x + r * C;                                                              \
         for (int j = 0; j < w; j++) e[j] = a[j] - center[j];  /* rounded before exp */       \
-        normops_tfunc_map(EXP, e, e, w);                                                     \
+        normops_tfunc_map(fast ? EXP_FAST : EXP, e, e, w);                                   \
         for (int j = 0; j < w; j++) acc[j] = acc[j] + e[j];                                  \
     }                                                                                        \
     for (int j = 0; j < w; j++) out[j * out_stride] = acc[j];                                \
@@ -162,7 +166,8 @@ static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C,
     case NORMOPS_R_SUM: N##_cols_op(x, R, C, w, NORMOPS_R_SUM, out, out_stride); break;      \
     case NORMOPS_R_SUM_ABS: N##_cols_op(x, R, C, w, NORMOPS_R_SUM_ABS, out, out_stride); break; \
     case NORMOPS_R_SUM_SQUARE: N##_cols_op(x, R, C, w, NORMOPS_R_SUM_SQUARE, out, out_stride); break; \
-    case NORMOPS_R_SUM_EXP: N##_cols_exp(x, R, C, w, center, out, out_stride); break;        \
+    case NORMOPS_R_SUM_EXP: N##_cols_exp(x, R, C, w, center, out, out_stride, 0); break;     \
+    case NORMOPS_R_SUM_EXP_FAST: N##_cols_exp(x, R, C, w, center, out, out_stride, 1); break; \
     case NORMOPS_R_PROD: N##_cols_op(x, R, C, w, NORMOPS_R_PROD, out, out_stride); break;    \
     case NORMOPS_R_MAX: N##_cols_op(x, R, C, w, NORMOPS_R_MAX, out, out_stride); break;      \
     case NORMOPS_R_MIN: N##_cols_op(x, R, C, w, NORMOPS_R_MIN, out, out_stride); break;      \
@@ -241,12 +246,15 @@ NORMOPS_ALWAYS_INLINE T N##_row_scan(const T* x, ptrdiff_t n, int op) {         
 }                                                                                            \
                                                                                              \
 /* Sum16 of exp(x[j] - c): the terms are made NORMOPS_EXP_PIECE at a time. */                \
-static inline T N##_row_exp(const T* x, ptrdiff_t n, T c) {                                  \
+NORMOPS_ALWAYS_INLINE T N##_row_exp(const T* x, ptrdiff_t n, T c, int fast) {                \
     N##_partials p = {{{0}}};                                                                \
     T e[NORMOPS_EXP_PIECE];                                                                  \
     for (ptrdiff_t i = 0; i < n; i += NORMOPS_EXP_PIECE) {                                   \
         ptrdiff_t m = n - i < NORMOPS_EXP_PIECE ? n - i : NORMOPS_EXP_PIECE;                 \
-        EXP_SHIFTED(x + i, c, e, m);  /* exp(x - c), the difference rounded first */         \
+        if (fast) /* exp(x - c), the difference rounded first */                             \
+            EXP_SHIFTED_FAST(x + i, c, e, m);                                                \
+        else                                                                                 \
+            EXP_SHIFTED(x + i, c, e, m);                                                     \
         ptrdiff_t full = m - m % 16, k;                                                      \
         for (k = 0; k < full; k += 16) N##_add16(&p, e + k, 0, NORMOPS_TERM_VALUE);          \
         if (full < m) N##_add_tail(&p, e + full, m - full, 0, NORMOPS_TERM_VALUE);           \
@@ -295,7 +303,10 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) normops_sum16_##T(x + i * n, n, 1, n, zeros, term, out + i, NULL); \
         break;                                                                               \
     case NORMOPS_R_SUM_EXP:                                                                  \
-        for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i]);                \
+        for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i], 0);             \
+        break;                                                                               \
+    case NORMOPS_R_SUM_EXP_FAST:                                                             \
+        for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i], 1);             \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
         for (; i < count; i += NORMOPS_PROD_SEQS)                                            \
@@ -309,8 +320,10 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
     }                                                                                        \
 }
 
-NORMOPS_DEFINE_REDUCE(float, normops_f32, NORMOPS_T_EXP32, normops_exp32_shifted_array)
-NORMOPS_DEFINE_REDUCE(double, normops_f64, NORMOPS_T_EXP64, normops_exp64_shifted_array)
+NORMOPS_DEFINE_REDUCE(float, normops_f32, NORMOPS_T_EXP32, normops_exp32_shifted_array,
+                      NORMOPS_T_EXP32_FAST, normops_exp32_fast_shifted_array)
+NORMOPS_DEFINE_REDUCE(double, normops_f64, NORMOPS_T_EXP64, normops_exp64_shifted_array,
+                      NORMOPS_T_EXP64, normops_exp64_shifted_array)
 
 /* Integers (decisions.md §4): sums, sums of squares and products wrap
  * around (computed in the unsigned type U, so no signed overflow), |x| of

@@ -23,6 +23,7 @@ cdef extern from "reduce.h" nogil:
         NORMOPS_R_MIN
         NORMOPS_R_MAX_NAN
         NORMOPS_R_MIN_NAN
+        NORMOPS_R_SUM_EXP_FAST
     const int NORMOPS_TILE
     const int NORMOPS_PROD_SEQS
     const int NORMOPS_SPAN_BYTES
@@ -170,7 +171,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
     cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
     cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
     # products run NORMOPS_PROD_SEQS blocks side by side (reduce.h, prod_seqs)
-    cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP) else (
+    cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST) else (
         NORMOPS_PROD_SEQS if op == NORMOPS_R_PROD else 8)
     cdef Py_ssize_t groups = (nb + group - 1) // group
     cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
@@ -224,23 +225,25 @@ def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, 
     O * R * C elements (C == 1: the row layout; C > 1: the column layout).
     float32/float64: op 0 sum, 1 sum of |x|, 2 sum of squares, 3 sum of
     exp(x - center[o, c]), 4 product, 5 max, 6 min (both ignoring NaN),
-    7 max, 8 min (any NaN wins). int32/uint32/int64/uint64: the
-    same ops but 3, wrapping around. R must be >= 1."""
+    7 max, 8 min (any NaN wins), 9 the sum of op 3 with the fast
+    flavour's exponential (float64: op 3). int32/uint32/int64/uint64: the
+    same ops but 3 and 9, wrapping around. R must be >= 1."""
     if not isinstance(x, cnp.ndarray):
         raise TypeError("kernel argument 'x' must be an ndarray")
     kind = _REDUCE_TYPES.get((x.dtype.kind, x.dtype.itemsize))
-    if kind is None or (kind >= 2 and op == NORMOPS_R_SUM_EXP):
+    cdef bint sum_exp = op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST
+    if kind is None or (kind >= 2 and sum_exp):
         raise TypeError(f"reduce_accumulate does not take dtype {x.dtype} with op {op}")
     cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    if O < 0 or R < 1 or C < 1 or not 0 <= op <= 8:
-        raise ValueError("reduce_accumulate needs O >= 0, R >= 1, C >= 1 and op in 0..8")
+    if O < 0 or R < 1 or C < 1 or not 0 <= op <= 9:
+        raise ValueError("reduce_accumulate needs O >= 0, R >= 1, C >= 1 and op in 0..9")
     check_array(x, t, shape_size(O, R, C), False, "x")
     check_array(out, t, shape_size(O, C), True, "out")
-    if op == NORMOPS_R_SUM_EXP:
+    if sum_exp:
         check_array(center, t, shape_size(O, C), False, "center")
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
-    cdef void* pc = data_or_null(center) if op == NORMOPS_R_SUM_EXP else NULL
+    cdef void* pc = data_or_null(center) if sum_exp else NULL
     cdef int k = kind
     with nogil:
         if k == 0:

@@ -20,13 +20,15 @@ cdef extern from "rowmax.h" nogil:
 cdef extern from "softmax_steps.h" nogil:
     float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
                                            int keep, const float* next, float* next_max)
+    float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
+                                      int keep, const float* next, float* next_max)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
     void normops_scale_float(const float* e, float r, float* y, Py_ssize_t n, int stream)
     void normops_subtract_float(float* y, float log_s, Py_ssize_t n)
     void normops_stream_fence()
     void normops_sigmoid_float(const float* x, float* y, Py_ssize_t n, int fast, int stream)
-    int normops_softmax_fast_short_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
-                                        Py_ssize_t cols, int log_softmax)
+    int normops_softmax_short_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
+                                   Py_ssize_t cols, int log_softmax, int fast)
 
 # Float32 outputs of at least this many bytes take streaming stores in their
 # last pass (softmax_steps.h, section 3). Off by default: on the machine
@@ -70,8 +72,8 @@ cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nog
 # group holds at most GROUP_ELEMENTS elements, so its rows are still in the
 # L1 cache for the last pass.
 DEF MAX_GROUP_ROWS = 16
-# the fast flavour's short rows take sixteen-row folds (softmax_steps.h,
-# 3b); off only to compare with the row-at-a-time code in tests
+# short rows take sixteen-row folds (softmax_steps.h, 3b); off only to
+# compare with the row-at-a-time code in tests
 cdef bint SHORT_ROWS_ON = True
 cdef Py_ssize_t GROUP_ELEMENTS = 1024
 cdef Py_ssize_t LOG_GROUP_ELEMENTS = 4096
@@ -128,23 +130,18 @@ cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ss
     if m == INFINITY or m == -INFINITY:
         return <floating>NAN
     if floating is float:
-        # e[j] = exp32(x[j] - m), the difference rounded first, in one pass
+        # e[j] = exp32(x[j] - m), the difference rounded first, and their
+        # sum in one pass (every x[j] - m is <= 0 or NaN)
         if fast:
             return normops_exp32_fast_shifted_sum16(x, m, e, d, n, keep, next, row_max)
-        if d != NULL:  # exp32(d[j] - 0) is exp32(d[j]): d - 0 is d, -0 included
-            for j in range(n):
-                d[j] = x[j] - m
-            normops_exp32_below_max_array(d, 0, e, n)
-        else:
-            normops_exp32_below_max_array(x, m, e, n)  # every x[j] - m is <= 0 or NaN
+        return normops_exp32_shifted_sum16(x, m, e, d, n, keep, next, row_max)
+    else:  # float64 has one exponential in both flavours
+        for j in range(n):
+            e[j] = x[j] - m
+        if d != NULL:
+            memcpy(d, e, n * sizeof(double))
+        normops_exp64_array(e, e, n)
         return sum16(e, n)
-    # float64 has one exponential in both flavours
-    for j in range(n):
-        e[j] = x[j] - m
-    if d != NULL:
-        memcpy(d, e, n * sizeof(double))
-    normops_exp64_array(e, e, n)
-    return sum16(e, n)
 
 
 cdef void softmax_row_last(floating* y, floating* e, Py_ssize_t n, SoftmaxKind kind, bint fast,
@@ -200,8 +197,8 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
         return
     if floating is float:
         # short rows, sixteen at a time where the level has that code
-        if (fast and not stream and SHORT_ROWS_ON
-                and normops_softmax_fast_short_rows(x, y, first, last, cols, log_softmax)):
+        if (not stream and SHORT_ROWS_ON
+                and normops_softmax_short_rows(x, y, first, last, cols, log_softmax, fast)):
             return
     r = first
     while r < last:
@@ -244,65 +241,112 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
                       min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
 
 
-cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, Py_ssize_t cols,
+cdef void softmax_stored_chunk(const void* x, void* y, Storage storage, float* wide, float* scratch,
+                               Py_ssize_t first, Py_ssize_t last, Py_ssize_t cols, SoftmaxKind kind,
+                               bint fast) noexcept nogil:
+    """Rows first..last-1 of float16/bfloat16 rows: widened exactly into
+    wide, the float32 algorithm in place there, each result rounded once
+    into y (decisions.md §4)."""
+    cdef Py_ssize_t n = (last - first) * cols
+    widen_rows(x, storage, first * cols, wide, n)
+    softmax_chunk[float](wide, wide, scratch, 0, last - first, cols, kind, fast, False)
+    narrow_rows(wide, y, storage, first * cols, n)
+
+
+cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* wide, float* scratch,
+                                Py_ssize_t rows, Py_ssize_t cols, SoftmaxKind kind, bint fast,
+                                int threads) noexcept nogil:
+    """softmax_chunks for float16/bfloat16 storage; wide holds a chunk's
+    rows per thread."""
+    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
+    cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
+    cdef Py_ssize_t c, tid
+    if threads <= 1:
+        for c in range(chunks):
+            softmax_stored_chunk(x, y, storage, wide, scratch, c * per_chunk, min((c + 1) * per_chunk, rows),
+                                 cols, kind, fast)
+        return
+    for c in prange(chunks, schedule="static", num_threads=threads):
+        tid = omp_get_thread_num()
+        softmax_stored_chunk(x, y, storage, wide + tid * per_chunk * cols,
+                             scratch + tid * scratch_rows(cols, kind, False) * cols,
+                             c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind, fast)
+
+
+cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssize_t rows, Py_ssize_t cols,
                           int kind, bint fast, int n_threads) except -1:
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef int threads = threads_for_costly(n_threads, (rows + per_chunk - 1) // per_chunk, per_chunk * cols,
                                           rows * cols, exp_weight(<SoftmaxKind>kind, fast,
-                                                                  t == cnp.NPY_FLOAT32))
-    cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
+                                                                  storage != STORE_FLOAT64))
+    cdef Py_ssize_t itemsize = 8 if storage == STORE_FLOAT64 else 4
+    cdef bint narrow = storage == STORE_FLOAT16 or storage == STORE_BFLOAT16
     # only the fast Softmax's last pass streams: the exact one's is the
     # division, LogSoftmax's works in place (both stay in the cache)
-    cdef bint stream = (t == cnp.NPY_FLOAT32 and rows * cols * itemsize >= STREAM_FROM_BYTES
+    cdef bint stream = (storage == STORE_FLOAT32 and rows * cols * itemsize >= STREAM_FROM_BYTES
                         and kind == KIND_SOFTMAX and fast)
     # Softmax and Hardmax work in y, LogSoftmax and a streaming Softmax in scratch
     cdef void* scratch = malloc(max(1, max(threads, 1) * scratch_rows(cols, <SoftmaxKind>kind, stream)
                                        * cols * itemsize))
-    if scratch == NULL:
+    cdef float* wide = NULL
+    if narrow and scratch != NULL:
+        wide = <float*>malloc(max(threads, 1) * min(per_chunk, rows) * cols * sizeof(float))
+    if scratch == NULL or (narrow and wide == NULL):
+        free(scratch)
         raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(x)
     cdef void* py = cnp.PyArray_DATA(y)
     with nogil:
-        if t == cnp.NPY_FLOAT32:
+        if narrow:
+            softmax_stored_chunks(px, py, storage, wide, <float*>scratch, rows, cols, <SoftmaxKind>kind,
+                                  fast, threads)
+        elif storage == STORE_FLOAT32:
             softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
                                   <SoftmaxKind>kind, fast, stream, threads)
         else:
             softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
                                    <SoftmaxKind>kind, fast, stream, threads)
+    free(wide)
     free(scratch)
     return 0
 
 
 def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, int n_threads):
     """kind 0 Softmax, 1 LogSoftmax, 2 Hardmax over each row of the
-    rows x cols float32 or float64 matrix x, into y (same dtype)."""
-    cdef int t = float_typenum(x)
+    rows x cols matrix x, into y of the same dtype: float32, float64, or
+    float16/bfloat16 (widened and rounded back in the kernel; float16 where
+    the build stores it, ``float16_storage()``)."""
+    cdef Storage storage = storage_of(x, "x")
+    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
     if rows < 0 or cols < 1 or not 0 <= kind <= 2:
         raise ValueError("softmax_rows needs rows >= 0, cols >= 1 and kind in 0..2")
     check_array(x, t, shape_size(rows, cols), False, "x")
     check_array(y, t, shape_size(rows, cols), True, "y")
     if rows == 0:
         return
-    run_softmax_rows(<cnp.ndarray>x, <cnp.ndarray>y, t, rows, cols, kind, fast, n_threads)
+    run_softmax_rows(<cnp.ndarray>x, <cnp.ndarray>y, storage, rows, cols, kind, fast, n_threads)
 
 
 def softmax_last_axis(x, Py_ssize_t cols, int kind, bint fast, int n_threads):
     """The per-call route: a new array of kind ``kind`` over the rows of
     ``cols`` elements of x, when x is a non-empty, aligned, native,
-    C-contiguous float32/float64 ndarray (cols > 0 dividing its size); else
-    None, and the caller takes the validating path (this never raises on
-    input it does not take)."""
+    C-contiguous float32/float64 (or float16, where the build stores it)
+    ndarray (cols > 0 dividing its size); else None, and the caller takes
+    the validating path (this never raises on input it does not take)."""
     if type(x) is not cnp.ndarray:
         return None
     cdef cnp.ndarray a = <cnp.ndarray>x
     cdef int t = cnp.PyArray_TYPE(a)
     cdef Py_ssize_t size = cnp.PyArray_SIZE(a)
-    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64) or size == 0 or cols < 1 or size % cols
+    cdef bint half = t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16
+    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64 and not half) or size == 0 or cols < 1 or size % cols
             or not 0 <= kind <= 2 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
             or not cnp.PyArray_ISNOTSWAPPED(a)):
         return None
-    cdef cnp.ndarray y = placed_like(a)
-    run_softmax_rows(a, y, t, size // cols, cols, kind, fast, n_threads)
+    cdef cnp.ndarray y = (cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0) if half
+                          else placed_like(a))
+    run_softmax_rows(a, y, STORE_FLOAT16 if half else (STORE_FLOAT32 if t == cnp.NPY_FLOAT32 else STORE_FLOAT64),
+                     size // cols, cols, kind, fast, n_threads)
     return y
 
 
@@ -326,34 +370,55 @@ cdef void sigmoid_block(const floating* x, floating* y, Py_ssize_t n, bint fast,
             y[j] = one / (one + y[j])
 
 
+cdef void sigmoid_chunk(const void* x, void* y, Storage storage, float* wide, Py_ssize_t start,
+                        Py_ssize_t n, bint fast, bint stream) noexcept nogil:
+    """Elements start..start+n-1 of any storage (float16/bfloat16 widened
+    into wide, the float32 Sigmoid in place there, rounded once into y)."""
+    if storage == STORE_FLOAT32:
+        sigmoid_block[float](<const float*>x + start, <float*>y + start, n, fast, stream)
+    elif storage == STORE_FLOAT64:
+        sigmoid_block[double](<const double*>x + start, <double*>y + start, n, fast, stream)
+    else:
+        widen_rows(x, storage, start, wide, n)
+        sigmoid_block[float](wide, wide, n, fast, False)
+        narrow_rows(wide, y, storage, start, n)
+
+
 def sigmoid_flat(x, y, bint fast, int n_threads):
-    """Sigmoid of the contiguous float32/float64 array x into y, in chunks
-    of 16384 elements (element-wise: the bits never depend on threads)."""
-    cdef int t = float_typenum(x)
+    """Sigmoid of the contiguous float32/float64/float16/bfloat16 array x
+    into y of the same dtype, in chunks of 16384 elements (element-wise:
+    the bits never depend on threads)."""
+    cdef Storage storage = storage_of(x, "x")
+    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
     cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
     check_array(x, t, n, False, "x")
     check_array(y, t, n, True, "y")
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
     cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          exp_cost(fast and t == cnp.NPY_FLOAT32))
-    cdef bint stream = t == cnp.NPY_FLOAT32 and n * 4 >= STREAM_FROM_BYTES
+                                          exp_cost(fast and storage != STORE_FLOAT64))
+    cdef bint stream = storage == STORE_FLOAT32 and n * 4 >= STREAM_FROM_BYTES
+    cdef bint narrow = storage == STORE_FLOAT16 or storage == STORE_BFLOAT16
+    cdef float* wide = NULL
+    if narrow:
+        wide = <float*>malloc(max(threads, 1) * min(n, ROW_CHUNK_ELEMENTS) * sizeof(float) + 4)
+        if wide == NULL:
+            raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
     with nogil:
-        if threads <= 1:
-            if t == cnp.NPY_FLOAT32:
-                sigmoid_block[float](<const float*>px, <float*>py, n, fast, stream)
-            else:
-                sigmoid_block[double](<const double*>px, <double*>py, n, fast, stream)
+        if threads <= 1 and not narrow:
+            sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)
+        elif threads <= 1:
+            for c in range(chunks):
+                start = c * ROW_CHUNK_ELEMENTS
+                sigmoid_chunk(px, py, storage, wide, start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
         else:
             for c in prange(chunks, schedule="static", num_threads=threads):
                 start = c * ROW_CHUNK_ELEMENTS
-                if t == cnp.NPY_FLOAT32:
-                    sigmoid_block[float](<const float*>px + start, <float*>py + start,
-                                         min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
-                else:
-                    sigmoid_block[double](<const double*>px + start, <double*>py + start,
-                                          min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
+                sigmoid_chunk(px, py, storage,
+                              wide + omp_get_thread_num() * ROW_CHUNK_ELEMENTS if narrow else NULL,
+                              start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
+    free(wide)
 
 
 def divide_float_into(e, float s, out):
@@ -370,8 +435,8 @@ def divide_float_into(e, float s, out):
 
 
 def set_softmax_short_rows(bint on):
-    """Switch the sixteen-row code of the fast flavour's short rows on or
-    off (tests compare the two); returns the previous setting."""
+    """Switch the sixteen-row code of short rows on or off (tests compare
+    the two); returns the previous setting."""
     global SHORT_ROWS_ON
     cdef bint old = SHORT_ROWS_ON
     SHORT_ROWS_ON = on

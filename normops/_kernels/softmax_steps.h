@@ -12,8 +12,8 @@
  * M has 25 significant bits with an odd last one, so y - M*s is not zero
  * and is a multiple of the smaller of the quanta of y and M*s. Rounding q
  * to float32 therefore gives RN32(y/s). Quotients below 2^-126 (subnormal
- * results, whose boundaries have fewer bits) take the division itself, a
- * block at a time, which is rare in Softmax (y/s < 2^-126 needs x - max
+ * results, whose boundaries have fewer bits) take the division itself, on
+ * the lanes of the vector that holds them, which is rare in Softmax (y/s < 2^-126 needs x - max
  * below -87). docs/exactness.md has the argument in full; the tests compare
  * with the division. */
 #ifndef NORMOPS_SOFTMAX_STEPS_H
@@ -24,7 +24,11 @@
 #include <string.h>
 
 #include "sum16.h"
+#include "rowmax.h"
 #include "transcendental.h"
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 /* e[i] = the fast exp of x[i] - shift (the difference rounded first);
  * returns the Sum16 of the e[i]. At AVX-512 one vector holds the sixteen
@@ -102,33 +106,92 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
 }
 #endif
 
-#define NORMOPS_QUOTIENT_BLOCK 128
-
-static inline uint32_t normops_quotient_block(const float* y, double inv_s, float* q, ptrdiff_t n) {
-    uint32_t hard = 0;
-    for (ptrdiff_t i = 0; i < n; i++) {
-        /* a float32 result of normal size means a quotient of normal size
-         * or one that rounds up to 2^-126 either way */
-        float f = (float)((double)y[i] * inv_s);
-        hard |= (__builtin_fabsf(f) < 0x1p-126f) & (y[i] != 0.0f);
-        q[i] = f;
-    }
-    return hard;
-}
-
-/* y[i] = e[i] / s for finite e[i] and a finite s >= 2^-126; y may be e */
+/* y[i] = e[i] / s for finite e[i] and a finite s >= 2^-126; y may be e.
+ * Sixteen (AVX2: eight) quotients at a time through float64, in place: a
+ * vector holding a quotient below 2^-126 (e[i] != 0) takes the division on
+ * those lanes, the same IEEE division as the scalar loop. */
 static inline void normops_divide_float_array(const float* e, float s, float* y, ptrdiff_t n) {
     double inv_s = 1.0 / (double)s;
-    float q[NORMOPS_QUOTIENT_BLOCK];
-    for (ptrdiff_t b = 0; b < n; b += NORMOPS_QUOTIENT_BLOCK) {
-        ptrdiff_t len = n - b < NORMOPS_QUOTIENT_BLOCK ? n - b : NORMOPS_QUOTIENT_BLOCK;
-        if (normops_quotient_block(e + b, inv_s, q, len)) {
+    ptrdiff_t i = 0;
+#if defined(__AVX512F__)
+    const __m512d vinv = _mm512_set1_pd(inv_s);
+    const __m512 vs = _mm512_set1_ps(s), tiny = _mm512_set1_ps(0x1p-126f), zero = _mm512_setzero_ps();
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, e + i);  /* zeros past the end: never hard */
+        __m256 lo = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), vinv));
+        __m256 hi = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), vinv));
+        __m512 q = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+        __mmask16 hard = _mm512_cmp_ps_mask(_mm512_abs_ps(q), tiny, _CMP_LT_OQ)
+                         & _mm512_cmp_ps_mask(v, zero, _CMP_NEQ_OQ);
+        if (hard)
+            q = _mm512_mask_div_ps(q, hard, v, vs);
+        _mm512_mask_storeu_ps(y + i, m, q);
+    }
+#else
+#if defined(__AVX2__)
+    const __m256d vinv = _mm256_set1_pd(inv_s);
+    const __m256 tiny = _mm256_set1_ps(0x1p-126f), zero = _mm256_setzero_ps();
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(e + i);
+        __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), vinv));
+        __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), vinv));
+        __m256 q = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+        __m256 hard = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(q, absmask), tiny, _CMP_LT_OQ),
+                                    _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ));
+        if (_mm256_movemask_ps(hard))
+            q = _mm256_blendv_ps(q, _mm256_div_ps(v, _mm256_set1_ps(s)), hard);
+        _mm256_storeu_ps(y + i, q);
+    }
+#endif
+    for (; i < n; i++) {
+        /* a float32 result of normal size means a quotient of normal size
+         * or one that rounds up to 2^-126 either way */
+        float f = (float)((double)e[i] * inv_s);
+        y[i] = (__builtin_fabsf(f) < 0x1p-126f) & (e[i] != 0.0f) ? e[i] / s : f;
+    }
+#endif
+}
+
+/* 1b. The exact flavour's exponentials and their Sum16 in one pass over
+ * the row, a piece at a time: exp32 of a piece (transcendental.h's array
+ * entry point, whatever its inner construction), then the piece's terms
+ * added into the sixteen partials while it is still in the L1 cache, where
+ * a second pass would read the row again. Pieces are whole multiples of 16
+ * elements, so term j still goes to partial j % 16 in increasing j: the
+ * bits of sum16. Arguments as normops_exp32_fast_shifted_sum16's, with
+ * shift the row maximum (every difference at most 0 or NaN); next's maximum
+ * is taken piece by piece, at every level, while the row computes. */
+#define NORMOPS_EXACT_PIECE 512
+static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
+                                                int keep, const float* next, float* next_max) {
+    normops_f32_partials p = {{{0}}};
+    float buf[NORMOPS_EXACT_PIECE];
+    float nm = -__builtin_inff();
+    for (ptrdiff_t b = 0; b < n; b += NORMOPS_EXACT_PIECE) {
+        ptrdiff_t len = n - b < NORMOPS_EXACT_PIECE ? n - b : NORMOPS_EXACT_PIECE;
+        ptrdiff_t full = len - len % 16;
+        float* out = keep ? e + b : buf;
+        if (d) {  /* exp32(d - 0) is exp32(d): d - 0 is d, -0 included */
             for (ptrdiff_t i = 0; i < len; i++)
-                y[b + i] = e[b + i] / s;
+                d[b + i] = x[b + i] - shift;
+            normops_exp32_below_max_array(d + b, 0.0f, out, len);
         } else {
-            memcpy(y + b, q, (size_t)len * sizeof(float));
+            normops_exp32_below_max_array(x + b, shift, out, len);
+        }
+        for (ptrdiff_t k = 0; k < full; k += 16)
+            normops_f32_add16(&p, out + k, 0.0f, NORMOPS_TERM_VALUE);
+        if (full < len)
+            normops_f32_add_tail(&p, out + full, len - full, 0.0f, NORMOPS_TERM_VALUE);
+        if (next) {
+            float pm = normops_row_max_plain_float(next + b, len);
+            nm = pm > nm ? pm : nm;
         }
     }
+    if (next)
+        *next_max = nm;
+    return normops_f32_fold(&p);
 }
 
 /* 3. Streaming stores for the last pass of a large output.
@@ -203,13 +266,14 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
         y[i] = y[i] - log_s;
 }
 
-/* 3b. Short rows of the fast Softmax and LogSoftmax, sixteen at a time
- * (cols <= NORMOPS_SHORT_ROW_COLS). One row at a time, each row pays the
- * latency of two horizontal folds (its maximum, its sum) and a few calls,
- * about 40 cycles: more than its arithmetic when it is short. Here the
- * sixteen rows' maxima come out of one transposed fold, then their
- * exponentials and partial sums row by row (the operations of
- * normops_exp32_fast_shifted_sum16), then their sums out of one transposed
+/* 3b. Short rows of Softmax and LogSoftmax, both flavours, sixteen at a
+ * time (cols <= NORMOPS_SHORT_ROW_COLS). One row at a time, each row pays
+ * the latency of two horizontal folds (its maximum, its sum) and a few
+ * calls, about 40 cycles: more than its arithmetic when it is short. Here
+ * the sixteen rows' maxima come out of one transposed fold, then their
+ * exponentials and partial sums (fast: row by row, the operations of
+ * normops_exp32_fast_shifted_sum16; exact: one exp32 call for the group),
+ * then their sums out of one transposed
  * fold that performs Sum16's additions (lane t + lane t + 8, then t + 4,
  * then (0 + 2) + (1 + 3)) for every row at once, then the last passes.
  * Every row gets the bits the row-at-a-time code gives it: the maximum is
@@ -238,84 +302,149 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
 NORMOPS_DEFINE_FOLD16(add, _mm512_add_ps)
 NORMOPS_DEFINE_FOLD16(max, _mm512_max_ps)
 
-/* rows [first, last) of the rows x cols matrix x into y; log_softmax picks
- * LogSoftmax (y = (x - m) - log32(s)) over Softmax (y = e * (1 / s)) */
-static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
-                                                  ptrdiff_t cols, int log_softmax) {
-    if (cols > NORMOPS_SHORT_ROW_COLS)
-        return 0;
+/* m[r] = the maximum of row r < k (k <= 16) of the cols-wide rows at x,
+ * ignoring NaN (max returns its second operand when either is NaN), out of
+ * one transposed fold; part: the caller's sixteen registers */
+static inline void normops_short_row_maxima(const float* x, ptrdiff_t cols, int k, __m512* part, float* m) {
     const __m512 none = _mm512_set1_ps(-__builtin_inff());
     const ptrdiff_t full = cols & ~(ptrdiff_t)15;
     const __mmask16 tail = (__mmask16)((1u << (cols - full)) - 1);
+    for (int r = 0; r < 16; r++) {  /* rows past the group's end stay -inf */
+        __m512 mx = none;
+        if (r < k) {
+            const float* row = x + r * cols;
+            for (ptrdiff_t j = 0; j < full; j += 16)
+                mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
+            if (tail)
+                mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, tail, row + full), mx);
+        }
+        part[r] = mx;
+    }
+    _mm512_storeu_ps(m, normops_fold16_max(part));
+}
+
+/* The last passes of k short rows at y, in place: NaN throughout where
+ * s[r] is NaN, else y - t[r] (LogSoftmax: y holds x - m, t = log32(s)),
+ * y * t[r] (fast Softmax: t = 1 / s) or y / s[r] (exact Softmax) */
+static inline void normops_short_rows_last(float* y, ptrdiff_t cols, int k, const float* s, const float* t,
+                                           int log_softmax, int fast) {
+    for (int r = 0; r < k; r++) {
+        float* out = y + r * cols;
+        if (s[r] != s[r]) {
+            for (ptrdiff_t j = 0; j < cols; j++)
+                out[j] = __builtin_nanf("");
+        } else if (log_softmax) {
+            normops_subtract_float(out, t[r], cols);
+        } else if (fast) {
+            normops_scale_float(out, t[r], out, cols, 0);
+        } else {
+            normops_divide_float_array(out, s[r], out, cols);
+        }
+    }
+}
+
+/* The fast flavour's exponentials of k short rows, row by row (the
+ * operations of normops_exp32_fast_shifted_sum16), into y: the
+ * exponentials (Softmax) or the differences (LogSoftmax), for the last
+ * pass to finish in place; part[r]: row r's sixteen partial sums (NaN for
+ * a row whose maximum is +-inf: +inf in it, or only -inf and NaN). */
+static inline void normops_short_rows_fast_exp(const float* x, float* y, ptrdiff_t cols, int k, const float* m,
+                                               int log_softmax, __m512* part) {
+    const ptrdiff_t full = cols & ~(ptrdiff_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (cols - full)) - 1);
+    for (int r = 0; r < 16; r++) {
+        __m512 acc = _mm512_setzero_ps();
+        if (r < k && m[r] - m[r] == 0.0f) {
+            const float* row = x + r * cols;
+            float* out = y + r * cols;
+            __m512 sh = _mm512_set1_ps(m[r]);
+            for (ptrdiff_t j = 0; j < full; j += 16) {
+                __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(row + j), sh);
+                __m512 e = normops_exp32_fast16_core(diff);
+                _mm512_storeu_ps(out + j, log_softmax ? diff : e);
+                acc = _mm512_add_ps(acc, e);
+            }
+            if (tail) {
+                __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh);
+                __m512 e = normops_exp32_fast16_core(diff);
+                _mm512_mask_storeu_ps(out + full, tail, log_softmax ? diff : e);
+                acc = _mm512_mask_add_ps(acc, tail, acc, e);
+            }
+        } else if (r < k) {
+            acc = _mm512_set1_ps(__builtin_nanf(""));
+        }
+        part[r] = acc;
+    }
+}
+
+/* The exact flavour's: the group's differences x - m into y (rows are
+ * contiguous, so a group is one run of k * cols elements), one exp32 call
+ * over all of them (exp32 is element-wise: where its blocks start changes
+ * no bit) into e (y itself for Softmax), then each row's sixteen partials.
+ * Every difference is at most 0 or NaN whatever m; a row whose maximum is
+ * +-inf gets a NaN sum. */
+static inline void normops_short_rows_exact_exp(const float* x, float* y, float* e, ptrdiff_t cols, int k,
+                                                const float* m, __m512* part) {
+    const ptrdiff_t full = cols & ~(ptrdiff_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (cols - full)) - 1);
+    for (int r = 0; r < k; r++) {
+        const float* row = x + r * cols;
+        float* out = y + r * cols;
+        __m512 sh = _mm512_set1_ps(m[r]);
+        for (ptrdiff_t j = 0; j < full; j += 16)
+            _mm512_storeu_ps(out + j, _mm512_sub_ps(_mm512_loadu_ps(row + j), sh));
+        if (tail)
+            _mm512_mask_storeu_ps(out + full, tail, _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh));
+    }
+    normops_exp32_below_max_array(y, 0.0f, e, k * cols);
+    for (int r = 0; r < 16; r++) {
+        __m512 acc = _mm512_setzero_ps();
+        if (r < k && m[r] - m[r] == 0.0f) {
+            const float* row = e + r * cols;
+            for (ptrdiff_t j = 0; j < full; j += 16)
+                acc = _mm512_add_ps(acc, _mm512_loadu_ps(row + j));
+            if (tail)
+                acc = _mm512_mask_add_ps(acc, tail, acc, _mm512_maskz_loadu_ps(tail, row + full));
+        } else if (r < k) {
+            acc = _mm512_set1_ps(__builtin_nanf(""));
+        }
+        part[r] = acc;
+    }
+}
+
+/* rows [first, last) of the rows x cols matrix x into y (y may be x);
+ * log_softmax picks LogSoftmax (y = (x - m) - log32(s)) over Softmax (fast:
+ * y = e * (1 / s); exact: y = e / s) */
+static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
+                                             ptrdiff_t cols, int log_softmax, int fast) {
+    if (cols > NORMOPS_SHORT_ROW_COLS)
+        return 0;
     __m512 part[16];
     float m[16], s[16], t[16];
+    float scratch[16 * NORMOPS_SHORT_ROW_COLS];  /* exact LogSoftmax's exponentials */
     for (ptrdiff_t r0 = first; r0 < last; r0 += 16) {
         int k = last - r0 < 16 ? (int)(last - r0) : 16;
-        /* the maxima, ignoring NaN (max returns its second operand when
-         * either is NaN); rows past the group's end stay -inf */
-        for (int r = 0; r < 16; r++) {
-            __m512 mx = none;
-            if (r < k) {
-                const float* row = x + (r0 + r) * cols;
-                for (ptrdiff_t j = 0; j < full; j += 16)
-                    mx = _mm512_max_ps(_mm512_loadu_ps(row + j), mx);
-                if (tail)
-                    mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, tail, row + full), mx);
-            }
-            part[r] = mx;
-        }
-        _mm512_storeu_ps(m, normops_fold16_max(part));
-        /* the exponentials and their sixteen partial sums per row; a row
-         * whose maximum is +-inf (+inf in it, or only -inf and NaN) is NaN */
-        for (int r = 0; r < 16; r++) {
-            __m512 acc = _mm512_setzero_ps();
-            if (r < k && m[r] - m[r] == 0.0f) {
-                const float* row = x + (r0 + r) * cols;
-                float* out = y + (r0 + r) * cols;
-                __m512 sh = _mm512_set1_ps(m[r]);
-                /* out gets the exponentials (Softmax) or the differences
-                 * (LogSoftmax), for the last pass to finish in place */
-                for (ptrdiff_t j = 0; j < full; j += 16) {
-                    __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(row + j), sh);
-                    __m512 e = normops_exp32_fast16_core(diff);
-                    _mm512_storeu_ps(out + j, log_softmax ? diff : e);
-                    acc = _mm512_add_ps(acc, e);
-                }
-                if (tail) {
-                    __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), sh);
-                    __m512 e = normops_exp32_fast16_core(diff);
-                    _mm512_mask_storeu_ps(out + full, tail, log_softmax ? diff : e);
-                    acc = _mm512_mask_add_ps(acc, tail, acc, e);
-                }
-            } else if (r < k) {
-                acc = _mm512_set1_ps(__builtin_nanf(""));
-            }
-            part[r] = acc;
-        }
+        const float* xg = x + r0 * cols;
+        float* yg = y + r0 * cols;
+        normops_short_row_maxima(xg, cols, k, part, m);
+        if (fast)
+            normops_short_rows_fast_exp(xg, yg, cols, k, m, log_softmax, part);
+        else
+            normops_short_rows_exact_exp(xg, yg, log_softmax ? scratch : yg, cols, k, m, part);
         __m512 sums = normops_fold16_add(part);
         _mm512_storeu_ps(s, sums);
         if (log_softmax)
             normops_log32_array(s, t, k);
-        else
+        else if (fast)
             _mm512_storeu_ps(t, _mm512_div_ps(_mm512_set1_ps(1.0f), sums));
-        for (int r = 0; r < k; r++) {
-            float* out = y + (r0 + r) * cols;
-            if (s[r] != s[r]) {
-                for (ptrdiff_t j = 0; j < cols; j++)
-                    out[j] = __builtin_nanf("");
-            } else if (log_softmax) {
-                normops_subtract_float(out, t[r], cols);
-            } else {
-                normops_scale_float(out, t[r], out, cols, 0);
-            }
-        }
+        normops_short_rows_last(yg, cols, k, s, t, log_softmax, fast);
     }
     return 1;
 }
 #else
-static inline int normops_softmax_fast_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
-                                                  ptrdiff_t cols, int log_softmax) {
-    (void)x; (void)y; (void)first; (void)last; (void)cols; (void)log_softmax;
+static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t first, ptrdiff_t last,
+                                             ptrdiff_t cols, int log_softmax, int fast) {
+    (void)x; (void)y; (void)first; (void)last; (void)cols; (void)log_softmax; (void)fast;
     return 0;
 }
 #endif
