@@ -2,7 +2,7 @@
 scale on a ``distributed.LocalCluster`` (worker processes).
 
 A float32 array (default 2^24 x 64, 4 GiB) is generated chunk by chunk by
-dask from a hash of each element's position, so every chunking holds the
+dask from each element's position (a gather from a fixed random table), so every chunking holds the
 same values and no process ever holds the whole array. For sum over axis 0
 and over all axes, max and logsumexp over axis 0, argmax and cumsum along
 axis 0 it reports:
@@ -45,19 +45,29 @@ def _mix(z):
     return z
 
 
+#: rows of the table the values repeat from (prime: the period meets the
+#: 2^16-term blocks at every offset)
+_PERIOD = 65521
+_TABLES = {}
+
+
+def _table(ncols, seed):
+    """(_PERIOD, ncols) float32 standard normal values, made once per process."""
+    t = _TABLES.get((ncols, seed))
+    if t is None:
+        t = _TABLES[(ncols, seed)] = np.random.default_rng(seed).standard_normal((_PERIOD, ncols), np.float32)
+    return t
+
+
 def values(rows, cols, ncols, seed=0):
     """The float32 values at ``rows`` x ``cols`` (ranges) of an array with
-    ``ncols`` columns: uniform in [-4, 4) from a hash of the flat position."""
-    out = np.empty((len(rows), len(cols)), np.float32)
-    c = np.arange(cols.start, cols.stop, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for r0 in range(0, len(rows), _PIECE):
-            r = np.arange(rows.start + r0, min(rows.start + r0 + _PIECE, rows.stop), dtype=np.uint64)
-            z = (r[:, None] * np.uint64(ncols) + c + np.uint64(seed) * _GOLDEN) * _GOLDEN
-            u = (_mix(z) >> np.uint64(40)).astype(np.float32)  # 24 bits: exact in float32
-            out[r0:r0 + len(r)] = u * np.float32(2.0 ** -21) - np.float32(4.0)
+    ``ncols`` columns: row r is row r mod _PERIOD of a fixed random table,
+    shifted by (r // _PERIOD) / 1024 (so the array does not repeat). They
+    depend on the position only, and cost a gather to make."""
+    r = np.arange(rows.start, rows.stop)
+    out = np.take(_table(ncols, seed)[:, cols.start:cols.stop], r % _PERIOD, axis=0)
+    out += (r // _PERIOD).astype(np.float32)[:, None] * np.float32(2.0 ** -10)
     return out
-
 
 
 def _block(block_info=None, seed=0):
