@@ -23,11 +23,17 @@ every block call; with dask's thread pool (one block per core) pass
 ``n_threads=1`` to avoid oversubscription (docs/batch.md explains why).
 
 Reductions (``sum``, ``mean``, ``max``/``amax``, ``min``/``amin``,
-``prod``, ``logsumexp``) rechunk so the reduced axes are whole and give the
-in-memory call's bits; ``split_every=`` asks for a tree combine instead
-(docs/dask.md).
+``prod``, ``logsumexp``) give the in-memory call's bits: sequences shorter
+than 2^20 terms with the reduced axes whole; longer ones in chunks aligned
+on the spec's 2^16-term blocks, reduced to block results on the workers and
+combined in block order (decisions.md §6). ``split_every=`` asks for a tree
+combine instead. ``argmax``/``argmin`` combine the chunks' first winners,
+``cumsum``/``cumprod`` carry the running value from chunk to chunk; both
+keep the in-memory bits (docs/dask.md).
 """
 import builtins
+import functools
+import math
 import operator
 import types
 
@@ -35,11 +41,13 @@ import numpy as np
 
 try:
     import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("normops.dask needs dask[array]: pip install 'normops[dask]'") from exc
 
-from . import _config, activation as _activation, normalization as _normalization
-from . import numpy_reductions as _reductions
+from . import _config, _isa, activation as _activation, normalization as _normalization
+from . import arg_reduce as _argreduce, cumulative as _cumulative_ops, numpy_reductions as _reductions
 from . import transcendental as _transcendental
 from .softmax import HARDMAX, LOG_SOFTMAX, SOFTMAX, scipy_log_softmax, scipy_softmax
 from .softmax import hardmax as _hardmax, log_softmax as _ops_log_softmax, softmax as _ops_softmax
@@ -49,7 +57,7 @@ from ._validate import axes_argument, axis_attribute
 __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "softmax", "log_softmax", "hardmax", "sigmoid", "exp32", "log32", "ops",
-    "mean", "amax", "amin", "prod", "logsumexp",  # sum, max, min: not in * (builtins)
+    "mean", "amax", "amin", "prod", "logsumexp", "argmax", "argmin", "cumsum", "cumprod",  # sum, max, min: not in * (builtins)
 ]
 
 
@@ -272,6 +280,12 @@ def log32(x, out=None, *, n_threads=None):
 
 # ------------------------------------------------------------ reductions
 
+#: decisions.md §6: when an output's sequence has at least LONG_TERMS
+#: terms, it is reduced in blocks of BLOCK_TERMS terms whose results are
+#: combined in block order. The blocks depend only on positions in the
+#: sequence, so chunks that start on block boundaries can be reduced apart.
+LONG_TERMS = 1 << 20
+BLOCK_TERMS = 1 << 16
 
 
 def _layout_safe(X, axes):
@@ -279,7 +293,10 @@ def _layout_safe(X, axes):
     chunks of one: a block must reduce each output's sequence in the same
     layout as the whole array (an extent-1 axis is dropped from the
     geometry, which could turn the column layout into the row layout)."""
-    X = _whole_along(X, axes)
+    return _no_single_kept(_whole_along(X, axes), axes)
+
+
+def _no_single_kept(X, axes):
     thin = {a: _without_single(X.chunks[a]) for a in range(X.ndim)
             if a not in axes and X.shape[a] > 1 and 1 in X.chunks[a]}
     return X.rechunk(thin) if thin else X
@@ -299,6 +316,212 @@ def _without_single(chunks):
         else:
             carry = c
     return tuple(merged)
+
+
+class _Long(types.SimpleNamespace):
+    """The blocked route of a reduction over ``axes`` whose sequences are
+    long (decisions.md §6). Chunks run along ``split`` (the first reduced
+    axis of extent > 1); the other reduced axes are whole, so a chunk holds
+    a contiguous stretch of every output's sequence, ``per_unit`` terms per
+    index of ``split``. A boundary at a multiple of ``unit`` along
+    ``split`` is a block boundary. ``order`` lists the axes in sequence
+    order: the kept axes before the last reduced one (``n_lead`` of them),
+    the reduced axes (``n_red``), then the kept axes after it, which are the
+    column layout's side-by-side outputs (``column``: some has extent > 1)."""
+
+
+def _long_plan(shape, axes):
+    """The ``_Long`` of a reduction of ``shape`` over ``axes``, or None when
+    the sequences are shorter than LONG_TERMS or one block unit already
+    covers the whole split axis (the whole-axis route then serves)."""
+    live = [i for i in sorted(axes) if shape[i] != 1]
+    if not live or 0 in shape or math.prod(shape[i] for i in live) < LONG_TERMS:
+        return None
+    per_unit = math.prod(shape[i] for i in live[1:])
+    unit = BLOCK_TERMS // math.gcd(per_unit, BLOCK_TERMS)
+    if unit >= shape[live[0]]:
+        return None
+    lead = [i for i in range(len(shape)) if i not in axes and i < live[-1]]
+    trail = [i for i in range(len(shape)) if i not in axes and i > live[-1]]
+    return _Long(split=live[0], per_unit=per_unit, unit=unit, axes=axes,
+                 order=tuple(lead + sorted(axes) + trail), n_lead=len(lead), n_red=len(axes),
+                 column=any(shape[i] > 1 for i in trail))
+
+
+def _on_block_boundaries(chunks, unit):
+    """Chunk sizes whose boundaries are those of ``chunks`` moved to the
+    nearest multiple of ``unit`` (boundaries that meet are merged)."""
+    n, at, bounds = builtins.sum(chunks), 0, [0]
+    for c in chunks[:-1]:
+        at += c
+        b = builtins.min((at + unit // 2) // unit * unit, n)
+        if b > bounds[-1]:
+            bounds.append(b)
+    if bounds[-1] < n:
+        bounds.append(n)
+    return tuple(b - a for a, b in zip(bounds, bounds[1:]))
+
+
+def _aligned(X, plan):
+    """X rechunked for the blocked route: chunk boundaries along the split
+    axis on block boundaries, the other reduced axes whole, and no kept axis
+    cut into chunks of one (``_layout_safe``)."""
+    change = {a: -1 for a in plan.axes if a != plan.split and len(X.chunks[a]) > 1}
+    along = _on_block_boundaries(X.chunks[plan.split], plan.unit)
+    if along != X.chunks[plan.split]:
+        change[plan.split] = along
+    return _no_single_kept(X.rechunk(change) if change else X, plan.axes)
+
+
+def _sequences(x, plan):
+    """The block x as O x R x C: outputs, the terms of their sequences (in
+    sequence order), and the column layout's outputs side by side (C = 1 in
+    the row layout)."""
+    t = np.transpose(x, plan.order)
+    O = math.prod(t.shape[:plan.n_lead])
+    R = math.prod(t.shape[plan.n_lead:plan.n_lead + plan.n_red])
+    return t.reshape(O, R, t.size // (O * R) if O * R else 0)
+
+
+def _block_results(x3, function, n_threads, mode):
+    """(O, nb, C) results of the BLOCK_TERMS-term blocks of the O x R x C
+    sequences x3, each block reduced by ``function`` as the whole array's
+    layout reduces it: normops computes a (O, k, BLOCK_TERMS, C) array over
+    axis 2 in the column layout when C > 1 (sequentially per output) and in
+    the row layout when C = 1 (Sum16), as the in-memory kernel does a block."""
+    O, R, C = x3.shape
+    full = R // BLOCK_TERMS
+    parts = []
+    if full:
+        head = x3[:, :full * BLOCK_TERMS].reshape(O, full, BLOCK_TERMS, C)
+        parts.append(function(head, axis=2, n_threads=n_threads, mode=mode))
+    if R > full * BLOCK_TERMS:
+        parts.append(function(x3[:, full * BLOCK_TERMS:], axis=1, keepdims=True, n_threads=n_threads, mode=mode))
+    return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+
+def _exp_terms(d, n_threads):
+    """normops' exponential of the float32 or float64 array d (the
+    ReduceLogSumExp terms), in place."""
+    if d.dtype == np.float32:
+        return _transcendental.exp32(d, d, n_threads=n_threads)
+    _isa.kernels.exp64_into(d.reshape(-1), d.reshape(-1), _config.resolve_threads(n_threads, "logsumexp"))
+    return d
+
+
+def _log_of(s, n_threads):
+    """normops' logarithm of the float32 or float64 array s."""
+    if s.dtype == np.float32:
+        return _transcendental.log32(s, n_threads=n_threads)
+    out = np.empty_like(s)
+    _isa.kernels.log64_into(s.reshape(-1), out.reshape(-1), _config.resolve_threads(n_threads, "logsumexp"))
+    return out
+
+
+def _center(m):
+    """The maxima the exponential's arguments are taken from (0 where the
+    maximum is not finite: the result is then the maximum itself)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(m), m, m.dtype.type(0))
+
+
+def _chunk_blocks(block, *maxima, plan, function, work, n_threads, mode):
+    """The block results of one chunk, in the chunk's axes: the number of
+    its blocks along the split axis, 1 along the other reduced axes. With
+    ``maxima`` (logsumexp), the terms are exp(x - m), the difference
+    rounded before the exponential."""
+    x3 = _sequences(block.astype(work, copy=False), plan)
+    if maxima:
+        with np.errstate(all="ignore"):
+            x3 = _exp_terms(x3 - _sequences(_center(maxima[0]), plan), n_threads)
+    r = _block_results(x3, function, n_threads, mode)
+    shape = [block.shape[a] for a in plan.order]
+    for k in range(plan.n_lead, plan.n_lead + plan.n_red):
+        shape[k] = r.shape[1] if plan.order[k] == plan.split else 1
+    return r.reshape(shape).transpose(np.argsort(plan.order))
+
+
+def _canonical(y):
+    """y with every NaN the canonical quiet NaN (decisions.md §4)."""
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        y = np.where(np.isnan(y), y.dtype.type(np.nan), y)
+    return y
+
+
+def _combine_blocks(partials, *maxima, plan, function, finishing, count, out_dtype, n_threads, mode):
+    """One output chunk from the block results of its outputs (along the
+    split axis, in block order): Sum16 for sums, sequential for products,
+    the earliest winner for max/min, then the kind's finishing step."""
+    q = np.ascontiguousarray(np.moveaxis(partials, plan.split, -1))
+    # the block results are the last axis of q: normops reduces it in the row layout
+    y = np.moveaxis(np.asarray(function(q, axis=-1, keepdims=True, n_threads=n_threads, mode=mode)), -1, plan.split)
+    with np.errstate(all="ignore"):
+        if finishing == "mean":  # the count rounded to the arithmetic type, as the in-memory mean
+            y = y / y.dtype.type(count)
+        elif finishing == "logsumexp":  # an infinite or NaN maximum is the result
+            m = maxima[0]
+            y = np.where(np.isfinite(m), m + _log_of(y, n_threads), m)
+        y = _canonical(y)
+        return y if y.dtype == out_dtype else y.astype(out_dtype)
+
+
+def _long_reduce(X, plan, block_function, combine_function, finishing, work, out_dtype, n_threads, mode,
+                 maxima=None):
+    """The blocked route: block results on the workers, one combine per
+    output chunk, all in the graph (X is ``_aligned``). Keeps the dims."""
+    s = plan.split
+    counts = tuple(-(-c * plan.per_unit // BLOCK_TERMS) for c in X.chunks[s])
+    chunks = tuple(counts if a == s else (1,) if a in plan.axes else X.chunks[a] for a in range(X.ndim))
+    extra = () if maxima is None else (maxima,)
+    P = da.map_blocks(functools.partial(_chunk_blocks, plan=plan, function=block_function, work=work,
+                                        n_threads=n_threads, mode=mode),
+                      X, *extra, chunks=chunks, dtype=work, meta=np.empty((0,) * X.ndim, work))
+    P = P.rechunk({s: -1})
+    out_chunks = tuple((1,) if a in plan.axes else X.chunks[a] for a in range(X.ndim))
+    count = math.prod(X.shape[a] for a in plan.axes)
+    return da.map_blocks(functools.partial(_combine_blocks, plan=plan, function=combine_function,
+                                           finishing=finishing, count=count, out_dtype=out_dtype,
+                                           n_threads=n_threads, mode=mode),
+                         P, *extra, chunks=out_chunks, dtype=out_dtype, meta=np.empty((0,) * X.ndim, out_dtype))
+
+
+def _narrow_float(dtype):
+    return (dtype.kind == "f" and dtype.itemsize == 2) or dtype.name == "bfloat16"
+
+
+#: name -> (function of a block and of the combine, finishing); logsumexp
+#: sums the exponential terms after a max.
+_LONG_KINDS = {
+    "sum": (_reductions.sum, None),
+    "mean": (_reductions.sum, "mean"),
+    "prod": (_reductions.prod, None),
+    "max": (_reductions.max, None),
+    "min": (_reductions.min, None),
+    "logsumexp": (_reductions.sum, "logsumexp"),
+}
+
+
+def _long_route(name, a, axes, plan, out_dtype, dtype, n_threads, mode):
+    """The blocked route of ``name``; None when the aligned chunking leaves
+    the split axis in one chunk (the whole-axis route is then as cheap)."""
+    X = _aligned(a, plan)
+    if X.numblocks[plan.split] == 1:
+        return None
+    function, finishing = _LONG_KINDS[name]
+    if name in ("max", "min"):  # exact in the input's own type
+        return _long_reduce(X, plan, function, function, None, a.dtype, out_dtype, n_threads, mode)
+    # float16/bfloat16 are computed in float32 and rounded once, as in memory;
+    # integers wrap around in 64 bits (the same bits once cast back)
+    work = np.dtype(np.float32) if _narrow_float(out_dtype) else out_dtype
+    if work.kind in "iu":
+        work = np.dtype(np.int64 if work.kind == "i" else np.uint64)
+    if dtype is not None:  # NumPy's dtype= converts the input first
+        X = X.astype(dtype)
+    X = X.astype(work)
+    maxima = None
+    if name == "logsumexp":
+        maxima = _long_reduce(X, plan, _reductions.max, _reductions.max, None, work, work, n_threads, mode)
+    return _long_reduce(X, plan, function, function, finishing, work, out_dtype, n_threads, mode, maxima)
 
 
 def _reduction(name, function, a, axis, keepdims, split_every, tree_ok, kwargs):
@@ -322,10 +545,16 @@ def _reduction(name, function, a, axis, keepdims, split_every, tree_ok, kwargs):
     if unknown:
         raise UnsupportedError(f"{name}: the size of axis {unknown[0]} of the input is unknown (NaN chunks); "
                                f"call compute_chunk_sizes() on the input first")
-    X = _layout_safe(a, axes)
-    chunks = tuple((1,) if ax in axes else X.chunks[ax] for ax in range(X.ndim))
-    out = X.map_blocks(reduce_block, chunks=chunks, dtype=probe.dtype,
-                       meta=np.empty((0,) * X.ndim, probe.dtype))
+    plan = _long_plan(a.shape, frozenset(axes))
+    out = None
+    if plan is not None:
+        out = _long_route(name, a, axes, plan, probe.dtype, kwargs.get("dtype"), kwargs["n_threads"],
+                          kwargs["mode"])
+    if out is None:
+        X = _layout_safe(a, axes)
+        chunks = tuple((1,) if ax in axes else X.chunks[ax] for ax in range(X.ndim))
+        out = X.map_blocks(reduce_block, chunks=chunks, dtype=probe.dtype,
+                           meta=np.empty((0,) * X.ndim, probe.dtype))
     return out if keepdims else out.squeeze(axis=axes)
 
 
@@ -371,6 +600,161 @@ def logsumexp(a, axis=None, keepdims=False, *, split_every=None, mode=None, n_th
     logsumexp of the blocks' logsumexps."""
     return _reduction("logsumexp", _reductions.logsumexp, a, axis, keepdims, split_every, True,
                       {"n_threads": n_threads, "mode": mode})
+
+
+# ------------------------------------------------- arg-reductions, cumulative
+
+def _tuple_layer(X, function, outputs, chunks):
+    """One task per block of X computing a tuple, then one dask array per
+    element of it (``outputs``: their dtypes), sharing those tasks."""
+    both = X.map_blocks(function, chunks=chunks, dtype=outputs[0], meta=np.empty((0,) * X.ndim, outputs[0]))
+    return [both.map_blocks(operator.getitem, k, chunks=chunks, dtype=d, meta=np.empty((0,) * X.ndim, d))
+            for k, d in enumerate(outputs)]
+
+
+def _chunk_winner(block, function, axis, n_threads, block_info=None):
+    """The chunk's winner of the scan, as (value, index in the whole array):
+    along ``axis`` (keeping it, extent 1), or over all of the chunk (axis
+    None; the index is then the flat index in the whole array, and a
+    chunk's first winner in its own row-major order is also the earliest
+    in the whole array's)."""
+    start = [s for s, _ in block_info[0]["array-location"]]
+    if axis is None:
+        i = function(block, n_threads=n_threads)
+        value = block.reshape(-1)[i]
+        at = [int(k) + s for k, s in zip(np.unravel_index(i, block.shape), start)]
+        flat = np.ravel_multi_index(at, block_info[0]["shape"]) if at else 0
+        return np.full((1,) * block.ndim, value, block.dtype), np.full((1,) * block.ndim, flat, np.intp)
+    i = function(block, axis=axis, keepdims=True, n_threads=n_threads)
+    return np.take_along_axis(block, i, axis), i + start[axis]
+
+
+def _earliest_winner(values, indices, function, axis, keepdims):
+    """The scan's result from the chunks' winners: the first best of the
+    winners in sequence order (NaN: the first NaN), as one scan gives."""
+    if axis is None:
+        order = np.argsort(indices.reshape(-1), kind="stable")
+        i = indices.reshape(-1)[order][function(values.reshape(-1)[order])]
+        return np.full((1,) * values.ndim if keepdims else (), i, np.intp)
+    w = function(values, axis=axis, keepdims=True)
+    i = np.take_along_axis(indices, w, axis)
+    return i if keepdims else i.squeeze(axis)
+
+
+def _arg(name, function, a, axis, out, keepdims, n_threads):
+    _no_out(name, out)
+    a = _dask_input(name, a, "a")
+    unknown = [ax for ax in range(a.ndim) if np.isnan(a.shape[ax])]
+    if unknown:
+        raise UnsupportedError(f"{name}: the size of axis {unknown[0]} of the input is unknown (NaN chunks); "
+                               f"call compute_chunk_sizes() on the input first")
+    # validates (an empty sequence raises here, as in memory)
+    probe = np.asarray(function(np.zeros(tuple(builtins.min(n, 1) for n in a.shape), a.dtype), axis=axis,
+                                keepdims=keepdims))
+    if axis is not None:
+        axis = axis_attribute(name, "axis", axis, a.ndim, "a")
+        if a.shape[axis] == 0:
+            function(np.zeros(a.shape, a.dtype), axis=axis)  # raises, naming the problem
+    elif a.size == 0:
+        function(np.zeros(a.shape, a.dtype))
+    if a.ndim == 0:
+        return a.map_blocks(lambda b: np.asarray(function(b)), dtype=probe.dtype, meta=np.empty((), probe.dtype))
+    winners = tuple((1,) * len(c) if axis is None or ax == axis else c for ax, c in enumerate(a.chunks))
+    V, I = _tuple_layer(a, functools.partial(_chunk_winner, function=function, axis=axis, n_threads=n_threads),
+                        (a.dtype, probe.dtype), winners)
+    whole = dict.fromkeys(range(a.ndim) if axis is None else (axis,), -1)
+    V, I = V.rechunk(whole), I.rechunk(whole)
+    if axis is None:
+        chunks = ((1,),) * a.ndim if keepdims else ()
+    else:
+        chunks = tuple((1,) if ax == axis else c for ax, c in enumerate(a.chunks) if keepdims or ax != axis)
+    return da.map_blocks(functools.partial(_earliest_winner, function=function, axis=axis, keepdims=keepdims),
+                         V, I, chunks=chunks, dtype=probe.dtype, drop_axis=[] if keepdims else (
+                             list(range(a.ndim)) if axis is None else [axis]),
+                         meta=np.empty((0,) * len(chunks), probe.dtype))
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False, n_threads=None):
+    """``normops.argmax`` on a dask array: each chunk's first winner, then
+    the earliest winner among the chunks, which is the in-memory scan's
+    index for every chunking (``out`` is not served)."""
+    return _arg("argmax", _argreduce.argmax, a, axis, out, keepdims, n_threads)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False, n_threads=None):
+    """``normops.argmin`` on a dask array (see ``argmax``)."""
+    return _arg("argmin", _argreduce.argmin, a, axis, out, keepdims, n_threads)
+
+
+def _along(axis, ndim, index):
+    return (slice(None),) * axis + (index,) + (slice(None),) * (ndim - axis - 1)
+
+
+def _cumulate_chunk(block, carry, function, axis, n_threads):
+    """The chunk's running values, starting from ``carry`` (the running
+    value before the chunk, extent 1 along ``axis``; None for the first
+    chunk): the carry is put in front and dropped from the result, so every
+    output is ``previous op x`` in the sequential order."""
+    if carry is None:
+        return function(block, axis=axis, n_threads=n_threads)
+    y = function(np.concatenate([carry, block], axis=axis), axis=axis, n_threads=n_threads)
+    return y[_along(axis, y.ndim, slice(1, None))]
+
+
+def _carry_after(y, carry, axis):
+    """The running value after a chunk (its last output; the carry itself
+    through a chunk of no elements)."""
+    if y.shape[axis] == 0:
+        return carry
+    return y[_along(axis, y.ndim, slice(-1, None))].copy()
+
+
+def _cumulative(name, function, a, axis, dtype, out, n_threads):
+    _no_out(name, out)
+    a = _dask_input(name, a, "a")
+    probe = np.asarray(function(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=dtype))  # validates
+    if axis is None or a.ndim == 0:
+        a, axis = a.reshape(-1), 0
+    else:
+        axis = axis_attribute(name, "axis", axis, a.ndim, "a")
+    if np.isnan(a.shape[axis]):
+        raise UnsupportedError(f"{name}: the size of axis {axis} of the input is unknown (NaN chunks); "
+                               f"call compute_chunk_sizes() on the input first")
+    out_dtype = probe.dtype
+    # the arithmetic type: float16/bfloat16 keep a float32 running value and
+    # round each output once, narrow integers wrap the same in 64 bits
+    if _narrow_float(out_dtype):
+        X = a.astype(out_dtype).astype(np.float32)
+    elif out_dtype.kind in "iu":
+        wide = np.dtype(np.int64 if out_dtype.kind == "i" else np.uint64)
+        X = (a.astype(out_dtype) if out_dtype.itemsize >= 4 else a).astype(wide)
+    else:
+        X = a.astype(out_dtype)
+    step = functools.partial(_cumulate_chunk, function=function, axis=axis, n_threads=n_threads)
+    token = tokenize(X, name, axis, n_threads)
+    run, carried = f"normops-{name}-{token}", f"normops-{name}-carry-{token}"
+    graph = {}
+    for index in np.ndindex(*X.numblocks):
+        j = index[axis]
+        before = (carried,) + index[:axis] + (j - 1,) + index[axis + 1:] if j else None
+        graph[(run,) + index] = (step, (X.name,) + index, before)
+        graph[(carried,) + index] = (_carry_after, (run,) + index, before, axis)
+    layer = HighLevelGraph.from_collections(run, graph, dependencies=[X])
+    Y = da.Array(layer, run, X.chunks, dtype=X.dtype, meta=np.empty((0,) * X.ndim, X.dtype))
+    return Y if Y.dtype == out_dtype else Y.astype(out_dtype)
+
+
+def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
+    """``normops.cumsum`` on a dask array: each chunk along ``axis`` starts
+    from the running value after the chunks before it, so the sums run in
+    the in-memory sequential order (a chain of tasks along the axis; the
+    other axes' chunks run in parallel). ``out`` is not served."""
+    return _cumulative("cumsum", _cumulative_ops.cumsum, a, axis, dtype, out, n_threads)
+
+
+def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
+    """``normops.cumulative.cumprod`` on a dask array (see ``cumsum``)."""
+    return _cumulative("cumprod", _cumulative_ops.cumprod, a, axis, dtype, out, n_threads)
 
 
 #: The ONNX-named functions, like ``normops.ops`` (Softmax and LogSoftmax

@@ -229,3 +229,204 @@ def test_reduction_errors_at_graph_construction():
         nd.sum(X, axis=(0, 0))
     with pytest.raises(UnsupportedError):
         nd.sum(da.zeros(3, chunks=1, dtype=np.complex64))
+
+
+# ------------------------------------------- long reductions: the blocked route
+
+LONG = 1 << 20
+BLOCK = 1 << 16
+
+
+def long_data(shape, dtype, near_one=False, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.9995, 1.0005, shape) if near_one else rng.standard_normal(shape) * 3
+    return x.astype(dtype)
+
+
+def assert_same(got, want, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    assert got.tobytes() == want.tobytes(), what
+
+
+# (shape, axis, chunkings): aligned, misaligned, chunks of one, larger than the array
+LONG_CASES = [
+    ((LONG + 12345,), 0, [(BLOCK,), (3 * BLOCK,), (100_003,), (1 << 22,)]),
+    ((LONG + 3 * BLOCK + 7, 5), 0, [(2 * BLOCK, 5), (100_003, 2), (99_999, 1), (1 << 22, 5)]),
+    ((3, LONG + 5), 1, [(1, 300_000), (2, BLOCK), (3, 1 << 21)]),
+    ((17, 3, BLOCK), (0, 2), [(1, 3, BLOCK), (5, 2, 1000), (20, 3, BLOCK)]),        # unit 1: chunks of one
+    ((4097, 3, 256), (0, 2), [(1000, 2, 128), (300, 3, 256)]),                       # row layout, unit 256
+    ((2053, 512, 3), (0, 1), [(100, 512, 3), (700, 100, 2)]),                        # column layout, unit 128
+    ((LONG // 3 + 11, 3), None, [(50_000, 3), (50_000, 2), (1 << 20, 3)]),          # all axes
+]
+
+
+def long_params():
+    for shape, axis, chunkings in LONG_CASES:
+        for chunks in chunkings:
+            yield pytest.param(shape, axis, chunks, id=f"{shape}-{axis}-{chunks}")
+
+
+@pytest.mark.parametrize("shape,axis,chunks", list(long_params()))
+def test_long_reductions_give_the_in_memory_bits(shape, axis, chunks):
+    x = long_data(shape, np.float32)
+    x.reshape(-1)[12345] = np.nan if shape[0] > 4000 else x.reshape(-1)[12345]  # NaN in max/min only below
+    clean = np.where(np.isnan(x), np.float32(1.5), x)
+    near = long_data(shape, np.float32, near_one=True)
+    for name in REDUCTIONS:
+        data = x if name in ("max", "min") else near if name == "prod" else clean
+        X = da.from_array(data, chunks=chunks)
+        lazy = getattr(nd, name)(X, axis=axis)
+        assert_same(lazy.compute(scheduler="threads"), getattr(normops, name)(data, axis=axis), (name, chunks))
+
+
+def test_long_route_keeps_chunks_and_aligns_them():
+    x = da.zeros((LONG + 3 * BLOCK + 7, 5), chunks=(100_003, 2), dtype=np.float32)
+    plan = nd._long_plan(x.shape, frozenset({0}))
+    assert (plan.split, plan.unit, plan.column) == (0, BLOCK, True)
+    aligned = nd._aligned(x, plan)
+    assert aligned.chunks[1] == (2, 3)  # the kept axis: its chunk of one merged (the layout guard)
+    assert max(aligned.chunks[0]) < x.shape[0]  # never the whole axis
+    assert all(c % BLOCK == 0 for c in aligned.chunks[0][:-1])
+    # only the boundaries move: 100003 * k rounded to the nearest block boundary
+    assert nd._on_block_boundaries((100_003,) * 3, BLOCK) == (131072, 65536, 103401)
+    assert nd._on_block_boundaries((1,) * 5, 1) == (1,) * 5
+    assert nd._on_block_boundaries((10, 10), 64) == (20,)
+    # all axes of a C-ordered array: the trailing axes are made whole, the first is cut
+    y = da.zeros((LONG // 3 + 11, 3), chunks=(50_000, 2), dtype=np.float32)
+    plan = nd._long_plan(y.shape, frozenset({0, 1}))
+    assert (plan.split, plan.per_unit, plan.unit, plan.column) == (0, 3, BLOCK, False)
+    assert nd._aligned(y, plan).chunks[1] == (3,)
+    # short sequences, or one unit as long as the axis: the whole-axis route
+    assert nd._long_plan((LONG - 1, 4), frozenset({0})) is None
+    assert nd._long_plan((1000, 1001), frozenset({0, 1})) is None  # 1001 terms per row: unit 2^16 rows
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int32", "uint8", "bool", "bfloat16"])
+def test_long_reductions_of_every_dtype(dtype):
+    if dtype == "bfloat16":
+        ml_dtypes = pytest.importorskip("ml_dtypes")
+        dtype = ml_dtypes.bfloat16
+    dtype = np.dtype(dtype)
+    shape = (LONG + 777, 3)
+    if dtype.kind in "iub":
+        x = np.random.default_rng(5).integers(0, 2 if dtype.kind == "b" else 100, shape).astype(dtype)
+    else:
+        x = long_data(shape, dtype)
+    for name in REDUCTIONS:
+        for axis in (0, None):
+            if dtype.kind == "b" and name in ("logsumexp", "mean"):
+                continue
+            data = long_data(shape, dtype, near_one=True) if name == "prod" and dtype.kind == "f" else x
+            X = da.from_array(data, chunks=(150_001, 2))
+            want = getattr(normops, name)(data, axis=axis)
+            assert_same(getattr(nd, name)(X, axis=axis).compute(scheduler="threads"), want, (name, axis))
+    X = da.from_array(x, chunks=(150_001, 2))
+    if dtype.kind == "f":
+        assert_same(nd.sum(X, axis=0, dtype=np.float64).compute(), normops.sum(x, axis=0, dtype=np.float64), "dtype=")
+        assert_same(nd.mean(X, axis=0, keepdims=True).compute(), normops.mean(x, axis=0, keepdims=True), "keepdims")
+
+
+def test_long_reductions_of_special_values():
+    x = long_data((LONG + 99, 2), np.float32)
+    x[5000, 0] = np.inf
+    x[700_000, 0] = -np.inf  # inf - inf: NaN in the sum of column 0
+    x[3, 1] = np.inf         # +inf maximum: logsumexp gives it as it is
+    y = x.copy()
+    y[900_000, 1] = np.nan
+    for data in (x, y):
+        X = da.from_array(data, chunks=(200_000, 2))
+        for name in REDUCTIONS:
+            assert_same(getattr(nd, name)(X, axis=0).compute(), getattr(normops, name)(data, axis=0), name)
+    z = np.zeros(LONG + 5, np.float32)
+    z[::2] = -0.0
+    for name in ("max", "min", "sum", "prod"):  # signed zeros: the earliest winner, +0 sums
+        assert_same(getattr(nd, name)(da.from_array(z, chunks=70_000)).compute(), getattr(normops, name)(z), name)
+
+
+# ------------------------------------------------------------ arg-reductions
+
+@pytest.mark.parametrize("chunks", [(7, 5), (1, 1), (50, 40), (100, 3)])
+def test_argmax_argmin_give_the_in_memory_index(chunks):
+    rng = np.random.default_rng(8)
+    x = rng.integers(-3, 4, (50, 40)).astype(np.float32)  # many ties
+    x[10, 4] = x[20, 4] = np.nan
+    x[7, :] = 3
+    if chunks == (1, 1):  # a chunk per element: a small corner keeps the graph small
+        x = x[:9, :5]
+    X = da.from_array(x, chunks=chunks)
+    for name in ("argmax", "argmin"):
+        for axis in (None, 0, 1, -1):
+            for keepdims in (False, True):
+                want = getattr(normops, name)(x, axis=axis, keepdims=keepdims)
+                got = getattr(nd, name)(X, axis=axis, keepdims=keepdims).compute(scheduler="threads")
+                assert_same(got, want, (name, axis, keepdims))
+    for dtype in (np.float16, np.int8, np.bool_, np.float64):
+        y = (x > 0).astype(dtype) if dtype is np.bool_ else np.nan_to_num(x).astype(dtype)
+        for axis in (None, 1):
+            assert_same(nd.argmax(da.from_array(y, chunks=chunks), axis=axis).compute(),
+                        normops.argmax(y, axis=axis), (dtype, axis))
+
+
+def test_argmax_of_a_long_sequence_and_errors():
+    x = long_data(LONG + 3, np.float32)
+    x[[5, 800_000]] = 50.0
+    assert_same(nd.argmax(da.from_array(x, chunks=100_000)).compute(), normops.argmax(x), "first of ties")
+    assert_same(nd.argmin(da.from_array(x, chunks=1 << 21)).compute(), normops.argmin(x), "one chunk")
+    with pytest.raises(InvalidInputError, match="empty"):
+        nd.argmax(da.zeros((0, 3), chunks=2), axis=0)
+    with pytest.raises(InvalidInputError, match="axis"):
+        nd.argmax(da.zeros((4, 3), chunks=2), axis=2)
+    with pytest.raises(UnsupportedError, match="'out'"):
+        nd.argmin(da.zeros(4, chunks=2), out=np.zeros((), np.intp))
+
+
+# ---------------------------------------------------------------- cumulative
+
+@pytest.mark.parametrize("chunks", [(9, 4), (1, 1), (64, 64), (100, 100), ((0, 30, 0, 34), (10, 2))])
+def test_cumsum_cumprod_give_the_in_memory_bits(chunks):
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((64, 12)) * 1e3).astype(np.float32)
+    x[5, 3] = np.nan
+    p = rng.uniform(0.5, 1.5, (64, 12)).astype(np.float32)
+    if chunks == (1, 1):  # a chunk per element: a small corner keeps the graph small
+        x, p = x[:9, :5], p[:9, :5]
+    for name, data in (("cumsum", x), ("cumprod", p)):
+        X = da.from_array(data, chunks=chunks)
+        f = getattr(normops.cumulative, name)
+        for axis in (0, 1, -1, None):
+            assert_same(getattr(nd, name)(X, axis=axis).compute(scheduler="threads"), f(data, axis=axis),
+                        (name, axis))
+    X = da.from_array(x, chunks=chunks)
+    for dtype in (np.float16, np.float64, np.int8):
+        assert_same(nd.cumsum(X, axis=0, dtype=dtype).compute(), normops.cumsum(x, axis=0, dtype=dtype), dtype)
+    for dtype in (np.float16, np.int32, np.bool_, np.uint16):
+        y = (x > 0) if dtype is np.bool_ else np.nan_to_num(x).astype(dtype)
+        assert_same(nd.cumsum(da.from_array(y, chunks=chunks), axis=0).compute(), normops.cumsum(y, axis=0), dtype)
+
+
+def test_cumsum_of_a_long_axis_is_a_chain_of_carries():
+    x = long_data((LONG + 11, 2), np.float32)
+    X = da.from_array(x, chunks=(100_000, 1))
+    assert_same(nd.cumsum(X, axis=0).compute(), normops.cumsum(x, axis=0), "long")
+    with pytest.raises(UnsupportedError, match="'out'"):
+        nd.cumsum(X, out=np.zeros(3))
+    with pytest.raises(InvalidInputError, match="axis"):
+        nd.cumsum(X, axis=2)
+
+
+def test_long_routes_on_a_local_cluster():
+    distributed = pytest.importorskip("distributed")
+    x = long_data((LONG + 4321, 3), np.float32)
+    X = da.from_array(x, chunks=(123_457, 2))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        s, s_all, lse, mx, am, cs = client.compute(
+            [nd.sum(X, axis=0, n_threads=1), nd.sum(X, n_threads=1), nd.logsumexp(X, axis=0, n_threads=1),
+             nd.max(X, axis=0), nd.argmax(X, axis=0), nd.cumsum(X, axis=0, n_threads=1)], sync=True)
+    assert_same(s, normops.sum(x, axis=0), "sum")
+    assert_same(s_all, normops.sum(x), "sum of all")
+    assert_same(lse, normops.logsumexp(x, axis=0), "logsumexp")
+    assert_same(mx, normops.max(x, axis=0), "max")
+    assert_same(am, normops.argmax(x, axis=0), "argmax")
+    assert_same(cs, normops.cumsum(x, axis=0), "cumsum")

@@ -92,6 +92,10 @@ def _list_cases(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--dask" in argv:  # normops.dask at scale, with its own options (dask_scale.py)
+        from .dask_scale import main as dask_main
+        return dask_main([a for a in argv if a != "--dask"])
     args = build_parser().parse_args(argv)
     if args.list:
         return _list_cases(args)
