@@ -110,8 +110,8 @@ class Workdir:
         self.sysroot = self.root / "sysroot"
         self.debs = self.root / "debs"
         self.pylib = self.root / "pylib"
-        self.stage = self.root / "stage"
         self.builds = self.root / "builds"
+        self.stage = None  # set by build(): the staged package of that build
 
     @property
     def python(self):
@@ -214,15 +214,18 @@ def _kernel_sources(pkg):
                                                     for p in kernels.glob(ext)])
 
 
-def build(work, *, openmp=True):
-    """Stage the package and cross-compile the generic kernel module for
-    aarch64 (cached); returns the path of the built .so."""
+def build(work, *, openmp=True, extra_flags=()):
+    """Cross-compile the generic kernel module for aarch64 (cached) and stage
+    the package with it (``work.stage``); returns the path of the .so.
+    ``extra_flags`` are appended to setup.py's (experiments only: e.g.
+    ``-ffp-contract=fast`` shows what the suite catches)."""
     _need_tool(CROSS_CC, "gcc-aarch64-linux-gnu")
     if not work.ready():
         raise PlatformError(f"no sysroot in {work.root}: run python -m normops verify-platform --setup")
     root = source_root()
     pkg = root / "normops"
     flags, directives = setup_constants(root)
+    flags = flags + list(extra_flags)
     import Cython
     key = hashlib.sha256()
     for path in _kernel_sources(pkg):
@@ -258,6 +261,7 @@ def build(work, *, openmp=True):
         print(f"verify-platform: built {target} in {time.perf_counter() - started:.0f} s", flush=True)
     # the staged package: this checkout's Python files and the aarch64 module
     # (copied over, not removed first: a run still going keeps its files)
+    work.stage = build_dir / "stage"
     shutil.copytree(pkg, work.stage / "normops", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__", "*.pyx", "*.pxi", "*.h", "*.pxd"))
     staged = work.stage / "normops" / "_kernels" / target.name
@@ -596,6 +600,9 @@ def main(argv=None):
                         help="cache of the sysroot and the build (default ~/.cache/normops-aarch64, or "
                              "$NORMOPS_AARCH64_WORKDIR)")
     parser.add_argument("--serial", action="store_true", help="build the aarch64 kernels without OpenMP")
+    parser.add_argument("--cflags", default="",
+                        help="flags appended to setup.py's for the aarch64 build (experiments: "
+                             "'-ffp-contract=fast' must make the suite fail)")
     parser.add_argument("--only", help="run the suite's cases whose name contains this text")
     parser.add_argument("--functions", default=",".join(TRANSCENDENTALS),
                         help="float32 functions to digest on aarch64 (default exp,log,erf,tanh; '' for none)")
@@ -619,7 +626,7 @@ def main(argv=None):
         if args.setup:
             print(f"verify-platform: setting up {work.root}", flush=True)
             setup_sysroot(work)
-        build(work, openmp=not args.serial)
+        build(work, openmp=not args.serial, extra_flags=args.cflags.split())
     except PlatformError as exc:
         print(f"verify-platform: {exc}", file=sys.stderr)
         return 2
