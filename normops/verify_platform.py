@@ -25,17 +25,18 @@ sources beside the package):
    operator's exact flavour (shapes, axes, opsets, float32/float64/float16
    and integer dtypes, NaN, infinities, signed zeros, subnormals, huge
    values, long reductions; each at 1 and 3 threads), run by this same
-   module on the host (the kernels this process imports: the best ISA
-   level) and under ``qemu-aarch64``; each case prints the SHA-256 of its
+   module on the host (in one process per ISA level the CPU runs) and
+   under ``qemu-aarch64``; each case prints the SHA-256 of its
    inputs and of its outputs' bytes (dtype, shape, little-endian data; the
    exact flavour's NaNs are canonical, so the raw bytes are compared). A
    case whose digest differs is named.
-4. **Transcendental digests**: exp32 and log32 (and erf32, tanh32, the exact
-   Gelu's) on all 2^32 float32 inputs under emulation, compared with the
-   digests recorded in ``normops.verify_transcendentals`` (the host's own
-   proof is ``python -m normops verify-transcendentals``). ``--quick``
-   samples every 4099th input pattern instead (and the recorded sample
-   digests).
+4. **Transcendentals**: exp32 and log32 (and erf32, tanh32, the exact
+   Gelu's) on all 2^32 float32 inputs under emulation, in PASSES
+   interleaved passes, each pass's digest compared with the host's as it
+   arrives (the host's outputs are proven by ``python -m normops
+   verify-transcendentals``); pass 0 is that command's ``--quick`` sample
+   and is compared with its recorded digest too. ``--quick`` runs pass 0
+   only, ``--passes FIRST:STOP`` a range.
 
 Exit status 0 only when every case and every digest matches.
 
@@ -285,35 +286,40 @@ def emulated_command(work, args):
 
 
 # ------------------------------------------------- transcendental digests
+# All 2^32 inputs in PASSES interleaved passes: pass o takes the patterns
+# o, o + PASSES, o + 2 PASSES, ... below 2^32, so every pass samples the
+# whole range (signs, exponents, subnormals, NaNs) and pass 0 is
+# verify-transcendentals' --quick sample. Each pass's outputs are digested
+# on both sides and compared as they come: a run stopped early has proven
+# the passes it finished, and a difference names its pass.
 
-def transcendental_digest(function, stride, n_threads=None, report=print):
-    """SHA-256 of ``function``32 (exp, log, erf, tanh) on the float32 input
-    patterns 0, stride, 2*stride, ... below 2^32, in the form
-    verify-transcendentals records (little-endian uint32, pattern order),
-    computed by the kernels this process imports."""
-    from . import _isa, verify_transcendentals as vt
+PASSES = QUICK_STRIDE
 
-    module = _isa.kernels
-    outcome = vt.Outcome(function)
-    n_threads = 0 if n_threads is None else n_threads
 
+def pass_outputs(function, offset, n_threads=0):
+    """``function``32 (exp, log, erf, tanh) on pass ``offset``'s inputs, as
+    uint32 patterns, by the kernels this process imports."""
+    from . import _config, _isa
+    kernels = _isa.kernels
+    n_threads = n_threads or _config.resolve_threads(None, "verify-platform")
+    count = (ALL_PATTERNS - 1 - offset) // PASSES + 1
+    out = np.empty(count, np.uint32)
     if function in ("exp", "log"):
-        def compute(mod, start, count, out):
-            getattr(mod, f"{function}32_range")(start, count, out, stride, n_threads or _threads())
+        getattr(kernels, f"{function}32_range")(offset, count, out, PASSES, n_threads)
     else:
-        def compute(mod, start, count, out):
-            getattr(mod, f"{function}32_into")(vt._patterns(start, count, stride), out.view(np.float32),
-                                               n_threads or _threads())
-
-    for _ in vt._sweep(f"{function}32", [(module.ISA_LEVEL, module)], outcome, stride, 1 << 22, np.uint32,
-                       compute, lambda: "", report, 0):
-        pass
-    return outcome.digest, outcome.seconds
+        x = (np.arange(count, dtype=np.uint64) * PASSES + offset).astype(np.uint32).view(np.float32)
+        getattr(kernels, f"{function}32_into")(x, out.view(np.float32), n_threads)
+    return out
 
 
-def _threads():
-    from . import _config
-    return _config.resolve_threads(None, "verify-platform")
+def pass_digest(function, offset, n_threads=0):
+    """SHA-256 of pass ``offset``'s outputs (little-endian uint32, pattern
+    order: for pass 0 the digest verify-transcendentals records for
+    --quick)."""
+    return hashlib.sha256(pass_outputs(function, offset, n_threads).astype("<u4").tobytes()).hexdigest()
+
+
+ALL_PATTERNS = 1 << 32
 
 
 # ------------------------------------------------------------ digest suite
@@ -531,11 +537,13 @@ def _print_suite(args):
 
 
 def _emulated_transcendentals(args):
-    """(runs under emulation) print the digests of the float32 functions"""
+    """(runs under emulation) print the digest of each pass of each function"""
+    first, stop = args.passes
     for function in args.functions.split(","):
-        digest, seconds = transcendental_digest(function, args.stride,
-                                                report=lambda s: print("progress" + s, flush=True))
-        print(f"digest {function} {digest} {seconds:.0f}", flush=True)
+        for offset in range(first, stop):
+            started = time.perf_counter()
+            digest = pass_digest(function, offset)
+            print(f"pass {function} {offset} {digest} {time.perf_counter() - started:.2f}", flush=True)
     return 0
 
 
@@ -585,6 +593,92 @@ def compare_suites(a, b, a_name="host", b_name="aarch64", report=print):
     return differing
 
 
+def _pass_range(text):
+    first, _, stop = text.partition(":")
+    first, stop = int(first), int(stop or int(first) + 1)
+    if not 0 <= first < stop <= PASSES:
+        raise argparse.ArgumentTypeError(f"need 0 <= FIRST < STOP <= {PASSES}")
+    return first, stop
+
+
+def _compare_suites_on_all(work, only):
+    """The digest suite at each host ISA level and on aarch64, compared
+    with the first host level; True when a case differs, None on a failed
+    run."""
+    from . import _isa
+    args = ["-m", "normops.verify_platform", "--print-suite"] + (["--only", only] if only else [])
+    suites = {}
+    try:
+        for level in _isa.available_levels():  # each level in its own process, as the emulated one
+            env = dict(os.environ, NORMOPS_ISA=level)
+            env["PYTHONPATH"] = os.pathsep.join([str(source_root())] + [p for p in [env.get("PYTHONPATH")] if p])
+            suites[f"{platform.machine()} {level}"] = run_suite([sys.executable] + args, env)
+        suites["aarch64"] = run_suite(*emulated_command(work, args))
+    except PlatformError as exc:
+        print(f"verify-platform: {exc}", file=sys.stderr)
+        return None
+    names = list(suites)
+    host = suites[names[0]]
+    failed = not host
+    for name in names[1:]:
+        differing = compare_suites(host, suites[name], names[0], name)
+        total = len(set(host) | set(suites[name]))
+        print(f"digest suite: {total - differing} of {total} cases identical on {names[0]} and {name}"
+              + (f"; {differing} DIFFER" if differing else ""), flush=True)
+        failed = failed or differing > 0
+    return failed
+
+
+def _compare_transcendentals(work, functions, passes):
+    """Each pass of each function on aarch64 against the host's (and pass
+    0 against the recorded --quick digest); True when one differs or the
+    run fails."""
+    from . import _isa, verify_transcendentals as vt
+    first, stop = passes
+    total = stop - first
+    print(f"verify-platform: {', '.join(f + '32' for f in functions)} on aarch64, passes {first}..{stop - 1} of "
+          f"{PASSES} (each every {PASSES}th input pattern; all {PASSES} cover the 2^32 inputs)", flush=True)
+    state = {f: {"same": 0, "differ": [], "seconds": 0.0} for f in functions}
+
+    def on_line(line):
+        parts = line.split()
+        if parts[:1] != ["pass"] or len(parts) != 5:
+            return
+        function, offset, digest, seconds = parts[1], int(parts[2]), parts[3], float(parts[4])
+        st = state[function]
+        st["seconds"] += seconds
+        host = pass_digest(function, offset)
+        recorded = vt.GOLDEN_DIGESTS[QUICK_STRIDE].get(function) if offset == 0 else None
+        if digest == host and recorded in (None, digest):
+            st["same"] += 1
+        else:
+            st["differ"].append(offset)
+            print(f"  {function}32 pass {offset} DIFFERS: aarch64 {digest[:16]}..., {_isa.current_level()} "
+                  f"{host[:16]}..." + (f", recorded {recorded[:16]}..." if recorded else ""), flush=True)
+        done = st["same"] + len(st["differ"])
+        if done == total or done % 64 == 0:
+            print(f"  {function}32: {done} / {total} passes, {st['same']} identical, "
+                  f"{len(st['differ'])} differ ({st['seconds']:.0f} s under emulation)", flush=True)
+
+    try:
+        cmd, env = emulated_command(work, ["-m", "normops.verify_platform", "--emulated-transcendentals",
+                                           "--functions", ",".join(functions), "--passes", f"{first}:{stop}"])
+        _stream(cmd, env, on_line)
+    except PlatformError as exc:
+        print(f"verify-platform: {exc}", file=sys.stderr)
+        return True
+    failed = False
+    for function, st in state.items():
+        done = st["same"] + len(st["differ"])
+        ok = not st["differ"] and done == total
+        failed = failed or not ok
+        cover = "all 2^32 inputs" if (first, stop) == (0, PASSES) else f"{done} of {PASSES} passes"
+        print(f"{function}32 on aarch64: {cover} {'identical to' if ok else 'NOT identical to'} "
+              f"{platform.machine()} {_isa.current_level()}" + (" and to the recorded --quick digest" if first == 0 else "")
+              + (f"; differing passes {st['differ'][:20]}" if st["differ"] else ""), flush=True)
+    return failed
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m normops verify-platform",
@@ -606,7 +700,10 @@ def main(argv=None):
     parser.add_argument("--only", help="run the suite's cases whose name contains this text")
     parser.add_argument("--functions", default=",".join(TRANSCENDENTALS),
                         help="float32 functions to digest on aarch64 (default exp,log,erf,tanh; '' for none)")
-    parser.add_argument("--stride", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--passes", type=_pass_range, default=None,
+                        help=f"passes FIRST:STOP of the {PASSES} interleaved passes over the 2^32 inputs "
+                             f"(default: all; --quick: 0:1, the verify-transcendentals --quick sample)")
+    parser.add_argument("--no-suite", action="store_true", help="skip the digest suite")
     parser.add_argument("--print-suite", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--emulated-transcendentals", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--list", action="store_true", help="list the suite's cases and exit")
@@ -619,7 +716,8 @@ def main(argv=None):
         for name, _, _ in _case_list():
             print(name)
         return 0
-    stride = args.stride or (QUICK_STRIDE if args.quick else 1)
+    if args.passes is None:
+        args.passes = (0, 1) if args.quick else (0, PASSES)
     work = Workdir(args.workdir)
     started = time.perf_counter()
     try:
@@ -631,60 +729,16 @@ def main(argv=None):
         print(f"verify-platform: {exc}", file=sys.stderr)
         return 2
     from . import _isa
-    levels = _isa.available_levels()
-    print(f"verify-platform: host {platform.machine()} (ISA levels {', '.join(levels)}), "
+    print(f"verify-platform: host {platform.machine()} (ISA levels {', '.join(_isa.available_levels())}), "
           f"aarch64 build in {work.root}", flush=True)
-    only = ["--only", args.only] if args.only else []
-    suites = {}
-    try:
-        for level in levels:  # each host level in its own process, as the emulated one
-            env = dict(os.environ, NORMOPS_ISA=level)
-            env["PYTHONPATH"] = os.pathsep.join([str(source_root())] + [p for p in [env.get("PYTHONPATH")] if p])
-            suites[f"{platform.machine()} {level}"] = run_suite([sys.executable, "-m", "normops.verify_platform",
-                                                   "--print-suite"] + only, env)
-        cmd, env = emulated_command(work, ["-m", "normops.verify_platform", "--print-suite"] + only)
-        suites["aarch64"] = run_suite(cmd, env)
-    except PlatformError as exc:
-        print(f"verify-platform: {exc}", file=sys.stderr)
-        return 2
-    names = list(suites)
-    host = suites[names[0]]
-    failed = not host
-    for name in names[1:]:
-        differing = compare_suites(host, suites[name], names[0], name)
-        total = len(set(host) | set(suites[name]))
-        print(f"digest suite: {total - differing} of {total} cases identical on {names[0]} and {name}"
-              + (f"; {differing} DIFFER" if differing else ""), flush=True)
-        failed = failed or differing > 0
-
+    failed = False
+    if not args.no_suite:
+        failed = _compare_suites_on_all(work, args.only)
+        if failed is None:
+            return 2
     functions = [f for f in args.functions.split(",") if f]
     if functions:
-        from . import verify_transcendentals as vt
-        golden = vt.GOLDEN_DIGESTS.get(stride, {})
-        sample = "all 2^32 inputs" if stride == 1 else f"every {stride}th input pattern"
-        print(f"verify-platform: {', '.join(f + '32' for f in functions)} on aarch64, {sample}", flush=True)
-
-        def on_digest_line(line):
-            nonlocal failed
-            parts = line.split()
-            if parts[:1] == ["progress"]:
-                print("  " + line[len("progress"):].strip(), flush=True)
-            elif parts[:1] == ["digest"]:
-                function, digest, seconds = parts[1], parts[2], parts[3]
-                expected = golden.get(function)
-                same = expected == digest
-                failed = failed or not same
-                print(f"{function}32 on aarch64 ({sample}, {seconds} s): {digest} "
-                      + ("equals the recorded digest" if same else
-                         f"DIFFERS from the recorded {expected}" if expected else "NO recorded digest"), flush=True)
-
-        try:
-            cmd, env = emulated_command(work, ["-m", "normops.verify_platform", "--emulated-transcendentals",
-                                               "--functions", ",".join(functions), "--stride", str(stride)])
-            _stream(cmd, env, on_digest_line)
-        except PlatformError as exc:
-            print(f"verify-platform: {exc}", file=sys.stderr)
-            return 2
+        failed = _compare_transcendentals(work, functions, args.passes) or failed
     print(f"verify-platform: {'FAILED' if failed else 'OK'} in {time.perf_counter() - started:.0f} s", flush=True)
     return 1 if failed else 0
 
