@@ -63,6 +63,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import verify_transcendentals
+
 TRIPLET = "aarch64-linux-gnu"
 CROSS_CC = f"{TRIPLET}-gcc"
 QEMU = "qemu-aarch64"
@@ -79,7 +81,7 @@ SYSROOT_PACKAGES = (
 #: manylinux tags pip may pick NumPy's aarch64 wheel from (Debian 12: glibc 2.36)
 WHEEL_PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_27_aarch64")
 DEFAULT_WORKDIR = Path(os.environ.get("NORMOPS_AARCH64_WORKDIR", Path.home() / ".cache" / "normops-aarch64"))
-QUICK_STRIDE = 4099
+QUICK_STRIDE = verify_transcendentals.QUICK_STRIDE  # its --quick sample is pass 0 here
 TRANSCENDENTALS = ("exp", "log", "erf", "tanh")
 
 
@@ -274,15 +276,16 @@ def build(work, *, openmp=True, extra_flags=()):
 
 
 def emulated_command(work, args):
-    """The command line running ``python3.11 args...`` under qemu, and its
-    environment."""
+    """The command line running ``python3.11 args...`` under qemu, its
+    environment and its directory (not the checkout, whose x86-64 package
+    ``-m`` would import first)."""
     _need_tool(QEMU, "qemu-user")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(work.stage), str(work.pylib)])
     env["PYTHONNOUSERSITE"] = "1"
     env.pop("PYTHONHOME", None)
     env.pop("NORMOPS_ISA", None)
-    return [QEMU, "-L", str(work.sysroot), str(work.python)] + list(args), env
+    return [QEMU, "-L", str(work.sysroot), str(work.python)] + list(args), env, str(work.root)
 
 
 # ------------------------------------------------- transcendental digests
@@ -547,9 +550,10 @@ def _emulated_transcendentals(args):
     return 0
 
 
-def _stream(cmd, env, on_line):
-    """Run cmd, passing each stdout line to on_line; stderr is kept for errors."""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _stream(cmd, env, cwd, on_line):
+    """Run cmd in cwd, passing each stdout line to on_line; stderr is kept
+    for errors."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:
         on_line(line.rstrip("\n"))
     err = proc.stderr.read()
@@ -557,7 +561,7 @@ def _stream(cmd, env, on_line):
         raise PlatformError(f"the emulated run failed ({proc.returncode}):\n{err[-4000:]}")
 
 
-def run_suite(cmd, env):
+def run_suite(cmd, env, cwd):
     """Run the digest suite in a process (``--print-suite``): {case: (inputs
     digest, outputs digest)}."""
     suite = {}
@@ -570,7 +574,7 @@ def run_suite(cmd, env):
         elif parts[:1] == ["platform"]:
             print("verify-platform: " + line, flush=True)
 
-    _stream(cmd, env, on_line)
+    _stream(cmd, env, cwd, on_line)
     print(f"verify-platform:   {len(suite)} cases in {time.perf_counter() - started:.0f} s", flush=True)
     return suite
 
@@ -612,7 +616,7 @@ def _compare_suites_on_all(work, only):
         for level in _isa.available_levels():  # each level in its own process, as the emulated one
             env = dict(os.environ, NORMOPS_ISA=level)
             env["PYTHONPATH"] = os.pathsep.join([str(source_root())] + [p for p in [env.get("PYTHONPATH")] if p])
-            suites[f"{platform.machine()} {level}"] = run_suite([sys.executable] + args, env)
+            suites[f"{platform.machine()} {level}"] = run_suite([sys.executable] + args, env, str(source_root()))
         suites["aarch64"] = run_suite(*emulated_command(work, args))
     except PlatformError as exc:
         print(f"verify-platform: {exc}", file=sys.stderr)
@@ -661,9 +665,9 @@ def _compare_transcendentals(work, functions, passes):
                   f"{len(st['differ'])} differ ({st['seconds']:.0f} s under emulation)", flush=True)
 
     try:
-        cmd, env = emulated_command(work, ["-m", "normops.verify_platform", "--emulated-transcendentals",
-                                           "--functions", ",".join(functions), "--passes", f"{first}:{stop}"])
-        _stream(cmd, env, on_line)
+        _stream(*emulated_command(work, ["-m", "normops.verify_platform", "--emulated-transcendentals",
+                                         "--functions", ",".join(functions), "--passes", f"{first}:{stop}"]),
+                on_line=on_line)
     except PlatformError as exc:
         print(f"verify-platform: {exc}", file=sys.stderr)
         return True

@@ -62,7 +62,7 @@ def test_suite_is_the_same_at_every_isa_level():
     for level in normops._isa.available_levels():
         env = dict(os.environ, NORMOPS_ISA=level, PYTHONPATH=str(ROOT))
         digests[level] = vp.run_suite([sys.executable, "-m", "normops.verify_platform", "--print-suite",
-                                       "--only", "ormalization/float"], env)
+                                       "--only", "ormalization/float"], env, str(ROOT))
     first = next(iter(digests.values()))
     assert first
     for level, d in digests.items():
