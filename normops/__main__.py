@@ -30,6 +30,12 @@ def _verify_transcendentals(argv):
     return verify_transcendentals.main(argv)
 
 
+def _verify_platform(argv):
+    from normops import verify_platform
+
+    return verify_platform.main(argv)
+
+
 def _compare_ort(argv):
     from normops import compare_ort
 
@@ -48,6 +54,8 @@ COMMANDS = {
     "bench": (_bench, "benchmark normops against ONNX Runtime, NumPy and PyTorch"),
     "verify-transcendentals": (_verify_transcendentals,
                                "check exp32/log32 on all 2^32 inputs and print their digests"),
+    "verify-platform": (_verify_platform,
+                        "cross-build for aarch64, run under qemu and compare the exact bits with this machine's"),
     "compare-ort": (_compare_ort, "compare every served operator with ONNX Runtime on randomized cases"),
     "run-model": (_run_model, "load an ONNX model with normops.onnx; describe it or run it on .npy inputs"),
 }

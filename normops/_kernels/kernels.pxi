@@ -200,7 +200,8 @@ def cpu_has_level(int level):
 
 
 def mxcsr():
-    """The SSE control register of the calling thread (0 off x86-64)."""
+    """The SSE control register of the calling thread (on aarch64, FPCR.FZ
+    as its FTZ and DAZ bits; 0 on other CPUs)."""
     return normops_mxcsr()
 
 

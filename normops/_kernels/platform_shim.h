@@ -32,6 +32,16 @@ static inline int normops_cpu_has_level(int level) {
 /* FTZ (bit 15) and DAZ (bit 6): set by a -ffast-math library, they would
  * flush subnormals and change exact results. */
 static inline unsigned int normops_mxcsr(void) { return _mm_getcsr(); }
+#elif defined(__aarch64__) && defined(__GNUC__)
+#define NORMOPS_X86_64 0
+static inline int normops_cpu_has_level(int level) { return level == 0; }
+/* FPCR.FZ (bit 24) flushes subnormal inputs and results alike: reported in
+ * MXCSR's terms, as both FTZ and DAZ. */
+static inline unsigned int normops_mxcsr(void) {
+    unsigned long fpcr;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+    return ((fpcr >> 24) & 1u) ? (1u << 15) | (1u << 6) : 0u;
+}
 #else
 #define NORMOPS_X86_64 0
 static inline int normops_cpu_has_level(int level) { return level == 0; }
