@@ -206,38 +206,55 @@ def test_every_level_and_the_scalar_loop_agree(function):
             assert np.array_equal(results[level], first), level
 
 
-@pytest.mark.skipif("avx512" not in LEVELS, reason="no AVX-512 build on this CPU")
-def test_avx512_quick_path_equals_the_scalar_exp32():
-    # the AVX-512 array loop (explicit 16-lane quick path, masked tails, the
-    # careful fallback of a block with a hard element) against the
-    # one-element-at-a-time careful path
-    module = isa.load("avx512")
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_quick_paths_equal_the_careful_path(function):
+    # the array loops (quick path per ISA level, its rounding test, masked
+    # or copied tails, the careful path for flagged vectors) against the
+    # one-element-at-a-time careful path, at every level, in place too
     rng = np.random.default_rng(40)
-    hard = f32(HARD["exp"])
-    sample = np.concatenate([random_patterns(1 << 20, seed=41).view(np.float32),
-                             rng.uniform(-110, 95, 1 << 18).astype(np.float32),
-                             np.float32([np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72284, -87.33655, -103.97209]),
-                             hard])
+    hard = f32(HARD[function])
+    if function == "exp":
+        special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72284, -87.33655, -103.97209, -87.3, -104.0]
+        values = rng.uniform(-110, 95, 1 << 17)
+    else:
+        special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1e-45, 1.1754942e-38, 0.75, 1.5, 0.96875]
+        values = np.exp(rng.uniform(-100, 88, 1 << 17))
+    sample = np.concatenate([random_patterns(1 << 19, seed=41).view(np.float32), values.astype(np.float32),
+                             np.float32(special), hard])
     rng.shuffle(sample)
-    vector = run32(module, "exp", sample)
-    assert np.array_equal(vector, run32(module, "exp", sample, scalar=True))
-    is_hard = np.isin(sample.view(np.uint32), hard.view(np.uint32))
-    assert np.array_equal(vector[is_hard], correct("exp", sample[is_hard]))
-    for length in range(41):
-        for start in (0, 3, 16 * 1000 + 128):  # block tails at several offsets of the buffer
-            x = sample[start:start + length].copy()
-            if length:
-                x[rng.integers(0, length)] = hard[length % hard.size]  # a hard element in the tail
-            want = run32(module, "exp", x, scalar=True)
-            assert np.array_equal(run32(module, "exp", x), want), (length, start)
-            inplace = x.copy()
-            module.exp32_into(inplace, inplace, 1, False)
-            assert np.array_equal(inplace.view(np.uint32), want), (length, start)
-    # lengths around the 128-element blocks, the hard element in the last one
-    for length in (127, 128, 129, 255, 256, 257, 300):
-        x = sample[:length].copy()
-        x[-1] = hard[0]
-        assert np.array_equal(run32(module, "exp", x), run32(module, "exp", x, scalar=True)), length
+    for level in LEVELS:
+        module = isa.load(level)
+        assert np.array_equal(run32(module, function, sample), run32(module, function, sample, scalar=True)), level
+        for length in range(41):
+            for start in (0, 3, 16 * 1000 + 5):  # tails at several offsets of the buffer
+                x = sample[start:start + length].copy()
+                if length:
+                    x[rng.integers(0, length)] = hard[length % hard.size]  # a hard element somewhere
+                want = run32(module, function, x, scalar=True)
+                assert np.array_equal(run32(module, function, x), want), (level, length, start)
+                inplace = x.copy()
+                getattr(module, KERNEL[function])(inplace, inplace, 1, False)
+                assert np.array_equal(inplace.view(np.uint32), want), (level, length, start)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_hard_inputs_in_every_lane(function):
+    # each of the hardest inputs at every position of a 16-lane vector and
+    # of the tails, among easy neighbours, at every level: correctly rounded
+    hard = f32(HARD[function])
+    want = correct(function, hard)
+    easy = np.float32(0.5 if function == "exp" else 3.0)
+    easy_bits = correct(function, [easy])[0]
+    for level in LEVELS:
+        module = isa.load(level)
+        for length in (1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33):
+            for lane in range(length):
+                x = np.full(length, easy, np.float32)
+                for value, bits in zip(hard, want):
+                    x[lane] = value
+                    got = run32(module, function, x)
+                    assert got[lane] == bits, (level, length, lane, float(value).hex())
+                    assert np.all(got[np.arange(length) != lane] == easy_bits)
 
 
 @pytest.mark.parametrize("function", ("exp64", "log64"))

@@ -29,7 +29,12 @@ LOG_INVC_QUANTUM = mpmath.mpf(2) ** -12   # 1/c to 12 bits: m * invc is exact fo
 LN2_QUANTUM = mpmath.mpf(2) ** -42        # e * LN2_HI and e * LN2_HI + logc_hi exact for |e| < 2^11
 EXP_L1_QUANTUM = mpmath.mpf(2) ** -42     # k * L1 exact for |k| < 2^17 (36 significant bits)
 FAST_LN2_QUANTUM = mpmath.mpf(2) ** -16   # float32: n * LN2_HI_F exact for |n| < 2^8
-QUICK_EXP_TABLE_BITS = 8  # exp32's quick path: 2^(j/256), j < 256
+QUICK_EXP_TABLE_BITS = 8  # exp32's quick path without FMA (baseline): 2^(j/256), j < 256
+FMA_EXP_TABLE = 16        # exp32's FMA quick path (AVX2, AVX-512): 2^(j/16), two registers
+FMA_EXP_DEGREE = 4        # its polynomial for e^r, |r| <= ln2/32
+FMA_EXP_WIDE_DEGREE = 8  # the table-free form (AVX2): e^r, |r| <= ln2/2
+FMA_LOG_TABLE = 16        # log32's quick path (AVX-512): c = n/16 nearly, two registers
+FMA_LOG_DEGREE = 7        # its polynomial for log1p(r)
 FAST_SIXTEENTHS = 16      # the AVX-512 fast exp: 2^(j/16) in one 16-lane register
 
 
@@ -196,6 +201,75 @@ def fitted_exp_tail(degree, half, nodes=200):
     return list(mpmath.lu_solve(a.T * a, a.T * b))
 
 
+def fitted(target, powers, lo, hi, nodes=301):
+    """Least-squares fit on Chebyshev nodes of [lo, hi], relative error
+    weighted: coefficients a[k] with target(r) ~ sum a[k] r^powers[k];
+    target returns (function value, part to fit)."""
+    rows, rhs = [], []
+    for i in range(nodes):
+        r = (lo + hi) / 2 + (hi - lo) / 2 * mpmath.cos(mpmath.pi * (i + mpmath.mpf(1) / 2) / nodes)
+        value, part = target(r)
+        weight = 1 / abs(value)
+        rows.append([weight * r ** k for k in powers])
+        rhs.append(weight * part)
+    a = mpmath.matrix(rows)
+    b = mpmath.matrix(rhs)
+    return list(mpmath.lu_solve(a.T * a, a.T * b))
+
+
+def fma_exp_values():
+    """exp32's FMA quick path: x = (k/16) ln2 + r, e^x = 2^floor(k/16)
+    2^(j/16) e^r, j = k mod 16; e^r ~ 1 + r (A1 + r (A2 + r (A3 + r A4)))
+    fitted on |r| <= ln2/32 (widened a little for the rounding of k)."""
+    n = FMA_EXP_TABLE
+    table = [double(mpmath.power(2, mpmath.mpf(j) / n)) for j in range(n)]
+    half = LN2 / (2 * n) * (1 + mpmath.mpf(2) ** -10)
+    coeffs = fitted(lambda r: (mpmath.exp(r), mpmath.exp(r) - 1), range(1, FMA_EXP_DEGREE + 1), -half, half)
+    consts = {
+        # 1.5 * 2^52 / 16: the sum with it is a multiple of 1/16, its pattern ends in k
+        "NORMOPS_EXPF64_SHIFT": double(mpmath.mpf(3) * 2 ** 51 / n),
+        "NORMOPS_EXPF64_INVLN2": double(1 / LN2),
+        "NORMOPS_EXPF64_LN2": double(LN2),
+    }
+    for k, c in enumerate(coeffs, start=1):
+        consts[f"NORMOPS_EXPF64_A{k}"] = double(c)
+    # without a table: x = k ln2 + r, e^r ~ 1 + r (W1 + r (W2 + ... r W8))
+    wide = LN2 / 2 * (1 + mpmath.mpf(2) ** -10)
+    coeffs = fitted(lambda r: (mpmath.exp(r), mpmath.exp(r) - 1), range(1, FMA_EXP_WIDE_DEGREE + 1), -wide, wide)
+    for k, c in enumerate(coeffs, start=1):
+        consts[f"NORMOPS_EXPF64_W{k}"] = double(c)
+    return table, consts
+
+
+def fma_log_values():
+    """log32's quick path: x = 2^E m, m in [0.75, 1.5) (vgetmantpd), and
+    n = round(16 m) in 12..24 picks entry n mod 16: c = 1/invc near m (1 for
+    n = 16, so that log x near 1 is the polynomial alone), logc = -log(invc)
+    to double; r = m invc - 1 and log1p(r) ~ r + r^2 (B2 + r (B3 + ... B7))."""
+    invc = [0.0] * FMA_LOG_TABLE
+    logc = [0.0] * FMA_LOG_TABLE
+    reach = mpmath.mpf(0)
+    for n in range(12, 25):
+        lo = max(mpmath.mpf(n) / 16 - mpmath.mpf(1) / 32, mpmath.mpf(3) / 4)
+        hi = min(mpmath.mpf(n) / 16 + mpmath.mpf(1) / 32, mpmath.mpf(3) / 2)
+        inv = mpmath.mpf(1) if n == 16 else mpmath.mpf(double(2 / (lo + hi)))
+        invc[n % 16] = as_double(inv)
+        logc[n % 16] = double(-mpmath.log(inv))
+        reach = max(reach, abs(lo * inv - 1), abs(hi * inv - 1))
+    reach = reach * (1 + mpmath.mpf(2) ** -10)
+    coeffs = fitted(lambda r: (mpmath.log1p(r), mpmath.log1p(r) - r), range(2, FMA_LOG_DEGREE + 1), -reach, reach)
+    consts = {
+        # m rounded to sixteenths by the sum: its pattern ends in round(16 m)
+        "NORMOPS_LOGF64_SHIFT": double(mpmath.mpf(3) * 2 ** 51 / 16),
+        # E = the exponent of x * (4/3 + 2^-40): x's own, plus 1 when m < 1
+        "NORMOPS_LOGF64_FOUR_THIRDS": double(mpmath.mpf(4) / 3 + mpmath.mpf(2) ** -40),
+        "NORMOPS_LOGF64_LN2": double(LN2),
+    }
+    for k, c in enumerate(coeffs, start=2):
+        consts[f"NORMOPS_LOGF64_B{k}"] = double(c)
+    return invc, logc, consts
+
+
 # ------------------------------------------------------------------ output
 
 def c_double(d):
@@ -233,6 +307,8 @@ def render():
     invc, logc_hi, logc_lo, log_consts = log_values()
     fast_consts = fast_exp_values()
     quick_table, quick_consts = quick_exp_values()
+    fma_exp_table, fma_exp_consts = fma_exp_values()
+    fma_log_invc, fma_log_logc, fma_log_consts = fma_log_values()
     out = [
         "/* Generated by tools/gen_transcendental_tables.py: do not edit.",
         " *",
@@ -253,6 +329,12 @@ def render():
         " * minus j << 44 (transcendental.h: normops_exp32_quick) */",
         table("uint64_t", "normops_expq_biased", biased_patterns(quick_table), c_u64, 2),
         "",
+        "/* the FMA quick paths (exp32, log32): 2^(j/16); 1/c and -log(1/c) for",
+        " * n = round(16 m) in 12..24 at entry n mod 16 (entries 9..11 unused) */",
+        table("double", "normops_expf64_table", fma_exp_table, c_double, 2, " __attribute__((aligned(64)))"),
+        table("double", "normops_logf64_invc", fma_log_invc, c_double, 2, " __attribute__((aligned(64)))"),
+        table("double", "normops_logf64_logc", fma_log_logc, c_double, 2, " __attribute__((aligned(64)))"),
+        "",
         "/* log, entry i for mantissas in [1 + i/128, 1 + (i+1)/128): invc has 12",
         " * significant bits (m * invc exact); -log(invc) = logc_hi + logc_lo with",
         " * logc_hi a multiple of 2^-42. Entry 127 is used with the exponent plus one",
@@ -262,7 +344,7 @@ def render():
         table("double", "normops_log_logc_lo", logc_lo, c_double, 2),
         "",
     ]
-    for name, value in {**exp_consts, **quick_consts, **log_consts}.items():
+    for name, value in {**exp_consts, **quick_consts, **log_consts, **fma_exp_consts, **fma_log_consts}.items():
         out.append(f"#define {name} ({c_double(value)})")
     out.append("")
     out.append("/* fast exp (float32 arithmetic) */")

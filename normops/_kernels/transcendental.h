@@ -6,14 +6,18 @@
  * construction for float64, deterministic, error below one ulp (not
  * correctly rounded). exp32_fast: float32 arithmetic for the fast flavour.
  *
- * Only IEEE + - * / on float and double, each rounded on its own (the
- * build passes -ffp-contract=off: no fused multiply-add), integer
- * operations on the bit patterns, and table loads: no libm, no conversion
- * whose rounding mode could matter. Special cases are selects on masks, not
- * branches, so that gcc vectorises the array loops (table loads become
- * gathers at AVX2/AVX-512); the vectorised loops perform exactly the
- * operations of the scalar functions, so every ISA level gives the same
- * bits.
+ * The scalar functions use only IEEE + - * / on float and double, each
+ * rounded on its own (the build passes -ffp-contract=off: no contraction),
+ * integer operations on the bit patterns, and table loads: no libm, no
+ * conversion whose rounding mode could matter. Special cases are selects on
+ * masks, not branches, so that gcc vectorises the array loops (table loads
+ * become gathers at AVX2/AVX-512) with exactly the scalar operations.
+ * exp32 and log32 are the exception (decisions.md §2): a correctly rounded
+ * result is unique, so their array loops try a quick float64 evaluation
+ * with whatever the build offers (explicit fused multiply-add, permutes,
+ * vgetmant/vgetexp/vscalef) and fall back to the scalar careful path where
+ * a rounding test cannot decide; every ISA level gives the same bits, as
+ * the exhaustive check proves for each build.
  *
  * NaN results are the canonical quiet NaN (float32 0x7FC00000, float64
  * 0x7FF8000000000000). Subnormal inputs and results follow IEEE: the
@@ -28,6 +32,9 @@
 #include <string.h>
 
 #include "transcendental_tables.h"
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #define NORMOPS_ALWAYS_INLINE static inline __attribute__((always_inline))
 
@@ -426,88 +433,269 @@ NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
     }
 #define NORMOPS_MAPS(f, T) NORMOPS_VECTOR_MAP(f##_array, f, T) NORMOPS_SCALAR_MAP(f, T)
 
-/* exp32 over arrays: the quick path on blocks of NORMOPS_QUICK_BLOCK
- * elements, and the exact path again on a block where any element was
- * hard (about one block in a thousand on random data). */
-NORMOPS_VECTOR_MAP(exp32_exact_array, exp32, float)
+/* exp32 over arrays: a quick evaluation of every element in float64 and a
+ * rounding test that flags the rare element it cannot decide, recomputed
+ * by the careful path (Ziv's strategy; docs/transcendentals.md, "The quick
+ * paths"). The quick path differs between ISA levels (fused multiply-add
+ * and permutes where the build has them); the results cannot, since each
+ * is the correctly rounded one or flagged, and the exhaustive check runs
+ * these loops at every level. */
 NORMOPS_SCALAR_MAP(exp32, float)
-#define NORMOPS_QUICK_BLOCK 128
+NORMOPS_SCALAR_MAP(log32, float)
+
+/* The rounding test of a quick result y (float64, relative error below
+ * 2^53 TOL / 2 ulps of y... see below): in the 29 bits of y below float32
+ * precision a float32 rounding boundary (a midpoint, or the overflow
+ * threshold) is 1 followed by 28 zeros. y is hard when those bits lie
+ * within TOL units of that pattern: adding TOL - 2^28 to the low 32 bits
+ * maps the window onto [0, 2 TOL), which is bits 28..log2(2 TOL) all zero.
+ * Otherwise the boundary is more than TOL double ulps from y, farther than
+ * the error, and (float)y is correctly rounded. */
+#define NORMOPS_NEAR_ADD(tol) ((int)((tol) - 0x10000000u))
+#define NORMOPS_NEAR_MASK(tol) ((int)(0x1FFFFFFFu & ~(2 * (tol) - 1)))
+/* exp: relative error below 2^-38.4 (polynomial 2^-38.5, the reduction's
+ * rounding 2^-46.8, a few of 2^-53), so at most 2^14.6 ulps of y */
+#define NORMOPS_EXPF64_TOL 0x10000u
+/* log: below 2^-41.6 (polynomial 2^-41.8), at most 2^11.4 ulps */
+#define NORMOPS_LOGF64_TOL 0x2000u
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+/* The careful path on a vector's elements (the rare hard ones): d holds
+ * the inputs, len of them. Not inlined: it stays out of the hot loop. */
+__attribute__((noinline)) static void normops_exp32_careful(const float* d, float* y, ptrdiff_t len) {
+    for (ptrdiff_t i = 0; i < len; i++)
+        y[i] = normops_exp32(d[i]);
+}
+#endif
 
 #if defined(__AVX512F__)
-/* normops_exp32_quick on 8 doubles (z, the clamped input widened): y, and
- * the lanes' distances from a rounding boundary min-accumulated into
- * *nearest (a lane is near when its distance is below 2 * TOLERANCE; one
- * unsigned minimum per vector, and one test per block). The same operations
- * in the same order as the scalar function (separate mul and add: no FMA),
- * so the same y. */
-NORMOPS_ALWAYS_INLINE __m512d normops_exp32_quick8(__m512d z, __m512i* nearest) {
-    const __m512d shift = _mm512_set1_pd(NORMOPS_SHIFT64);
-    __m512d t = _mm512_add_pd(_mm512_mul_pd(z, _mm512_set1_pd(NORMOPS_EXPQ_INVL)), shift);
+__attribute__((noinline)) static void normops_log32_careful(const float* d, float* y, ptrdiff_t len) {
+    for (ptrdiff_t i = 0; i < len; i++)
+        y[i] = normops_log32(d[i]);
+}
+
+/* e^z for 8 doubles z in [-104, 89]: z = (k/16) ln2 + r by the shift
+ * trick (t's pattern ends in k, kd = k/16 exactly), |r| <= ln2/32 plus
+ * roundings; 2^(j/16), j = k mod 16, from a table in two registers picked
+ * by vpermt2pd (its index is t's low four bits); e^r = 1 + r (A1 + r (A2 +
+ * r (A3 + r A4))), fitted; vscalefpd multiplies by 2^floor(k/16). */
+NORMOPS_ALWAYS_INLINE __m512d normops_expf64_quick8(__m512d z) {
+    const __m512d shift = _mm512_set1_pd(NORMOPS_EXPF64_SHIFT);
+    __m512d t = _mm512_fmadd_pd(z, _mm512_set1_pd(NORMOPS_EXPF64_INVLN2), shift);
     __m512d kd = _mm512_sub_pd(t, shift);
-    __m512d r = _mm512_sub_pd(z, _mm512_mul_pd(kd, _mm512_set1_pd(NORMOPS_EXPQ_L)));
-    __m512d q = _mm512_add_pd(_mm512_set1_pd(NORMOPS_EXP_C2), _mm512_mul_pd(r, _mm512_set1_pd(NORMOPS_EXP_C3)));
-    __m512d p = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), q));
-    __m512i tb = _mm512_castpd_si512(t);
-    __m512i j = _mm512_and_si512(tb, _mm512_set1_epi64(255));
-    __m512i tj = _mm512_i64gather_epi64(j, (const long long*)normops_expq_biased, 8);
-    __m512d th = _mm512_castsi512_pd(_mm512_add_epi64(tj, _mm512_slli_epi64(tb, 44)));
-    __m512d y = _mm512_add_pd(th, _mm512_mul_pd(th, p));
-    __m512i below = _mm512_and_si512(_mm512_castpd_si512(y), _mm512_set1_epi64(0x1FFFFFFF));
-    below = _mm512_sub_epi64(below, _mm512_set1_epi64(0x10000000 - NORMOPS_EXPQ_TOLERANCE));
-    *nearest = _mm512_min_epu64(*nearest, below);
-    return y;
+    __m512d r = _mm512_fnmadd_pd(kd, _mm512_set1_pd(NORMOPS_EXPF64_LN2), z);
+    __m512d tab = _mm512_permutex2var_pd(_mm512_load_pd(normops_expf64_table), _mm512_castpd_si512(t),
+                                         _mm512_load_pd(normops_expf64_table + 8));
+    __m512d q = _mm512_fmadd_pd(_mm512_set1_pd(NORMOPS_EXPF64_A4), r, _mm512_set1_pd(NORMOPS_EXPF64_A3));
+    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_EXPF64_A2));
+    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_EXPF64_A1));
+    __m512d y = _mm512_fmadd_pd(_mm512_mul_pd(tab, r), q, tab);
+    return _mm512_scalef_pd(y, kd);
 }
 
-/* normops_exp32_quick on 16 lanes: subnormal lanes or-ed into *hard, the
- * distances min-accumulated into *nearest. below_89: the caller knows that
- * every lane that is not NaN is at most 89 (Softmax's x - max <= 0), so the
- * upper clamp is left out (a NaN lane becomes -104 instead of 89 in the
- * clamp; the blend restores the NaN either way). */
-NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 x, __mmask16* hard, __m512i* nearest, int below_89) {
-    __m512 c = below_89 ? x : _mm512_min_ps(x, _mm512_set1_ps(89.0f));  /* x < 89 ? x : 89 */
-    c = _mm512_max_ps(c, _mm512_set1_ps(-104.0f));           /* c > -104 ? c : -104 */
-    *hard |= _mm512_cmp_ps_mask(c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ)
-             & _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_GT_OQ);
-    __m512d y_lo = normops_exp32_quick8(_mm512_cvtps_pd(_mm512_castps512_ps256(c)), nearest);
-    __m512d y_hi = normops_exp32_quick8(
-        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c), 1))), nearest);
-    __m512 out = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(y_lo)), _mm512_cvtpd_ps(y_hi), 1);
-    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    return _mm512_mask_blend_ps(nan, out, _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+/* The low 32 bits of 16 doubles (two vectors) in lane order, and the test
+ * above on them: a mask of the hard lanes. */
+NORMOPS_ALWAYS_INLINE __mmask16 normops_near_boundary16(__m512d lo, __m512d hi, int add, int mask) {
+    const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512i low = _mm512_permutex2var_epi32(_mm512_castpd_si512(lo), evens, _mm512_castpd_si512(hi));
+    return _mm512_testn_epi32_mask(_mm512_add_epi32(low, _mm512_set1_epi32(add)), _mm512_set1_epi32(mask));
 }
 
-/* d[i] = x[i] - shift (kept for the careful path) and y[i] = quick
- * exp32(d[i]), n <= NORMOPS_QUICK_BLOCK; nonzero if any element was hard
- * (y may be x: each element is read before it is written).
- * In explicit 16-lane vectors (gcc's vectorisation of the plain loop below
- * gives the same bits, more slowly); the tail through a masked load (zeros,
- * never hard) and store. */
-NORMOPS_ALWAYS_INLINE uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y,
-                                                         ptrdiff_t n, int below_89) {
+NORMOPS_ALWAYS_INLINE __m512 normops_cvt2pd_ps(__m512d lo, __m512d hi) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
+
+/* exp32 on 16 lanes by the quick path; *hard gets the lanes to recompute.
+ * Clamped to [-104, 89] in float32 (no result changes; a NaN becomes -104
+ * and is restored at the end). Results in or near float32's subnormal
+ * range (inputs in (-104, -87.3)) are always hard: their rounding
+ * boundaries sit at other bit positions. below_89: the caller knows every
+ * lane that is not NaN is at most 89 (Softmax's x - max <= 0). */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, int below_89) {
+    __m512 c = below_89 ? v : _mm512_min_ps(v, _mm512_set1_ps(89.0f));
+    c = _mm512_max_ps(c, _mm512_set1_ps(-104.0f));
+    __mmask16 sub = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ),
+                                            c, _mm512_set1_ps(-104.0f), _CMP_GT_OQ);
+    __m512d lo = normops_expf64_quick8(_mm512_cvtps_pd(_mm512_castps512_ps256(c)));
+    __m512d hi = normops_expf64_quick8(_mm512_cvtps_pd(_mm512_extractf32x8_ps(c, 1)));
+    *hard = sub | normops_near_boundary16(lo, hi, NORMOPS_NEAR_ADD(NORMOPS_EXPF64_TOL),
+                                          NORMOPS_NEAR_MASK(NORMOPS_EXPF64_TOL));
+    __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    return _mm512_mask_blend_ps(nan, normops_cvt2pd_ps(lo, hi), _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+}
+
+/* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the
+ * Softmax step); y may be x (a vector's differences stay in a register
+ * until its hard lanes, if any, are recomputed). The tail through masked
+ * loads (zeros: never hard) and stores. */
+NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float shift, float* y, ptrdiff_t n,
+                                                     int below_89) {
     __m512 s = _mm512_set1_ps(shift);
-    __mmask16 hard = 0;
-    __m512i nearest = _mm512_set1_epi64(-1);
+    float d[16];
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
+        __mmask16 hard;
         __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
-        _mm512_storeu_ps(d + i, v);
-        _mm512_storeu_ps(y + i, normops_exp32_quick16(v, &hard, &nearest, below_89));
+        _mm512_storeu_ps(y + i, normops_exp32_quick16(v, &hard, below_89));
+        if (__builtin_expect(hard != 0, 0)) {
+            _mm512_storeu_ps(d, v);
+            normops_exp32_careful(d, y + i, 16);
+        }
     }
     if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        __mmask16 h = 0;
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1), hard;
         __m512 v = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
-        _mm512_mask_storeu_ps(d + i, m, v);
-        _mm512_mask_storeu_ps(y + i, m, normops_exp32_quick16(v, &h, &nearest, below_89));
-        hard |= h & m;
+        _mm512_mask_storeu_ps(y + i, m, normops_exp32_quick16(v, &hard, below_89));
+        if (hard & m) {
+            _mm512_storeu_ps(d, v);
+            normops_exp32_careful(d, y + i, n - i);
+        }
     }
-    return hard != 0 || _mm512_cmplt_epu64_mask(nearest, _mm512_set1_epi64(2 * NORMOPS_EXPQ_TOLERANCE)) != 0;
 }
-#else
+
+/* log z for 8 doubles z = x > 0 widened (subnormal x included: z is a
+ * normal double): z = 2^E m, m in [0.75, 1.5) by vgetmantpd, E the
+ * exponent of z (4/3 + 2^-40), which is z's own plus one exactly when m <
+ * 1; n = round(16 m) by the shift trick, entry n mod 16 (vpermt2pd): invc
+ * near 1/m, logc = -log(invc); r = m invc - 1 (one rounding, |r| <= 0.039);
+ * log z = E ln2 + logc + r + r^2 Q(r), Q fitted. Where n = 16 (m near 1)
+ * invc = 1 and logc = 0, so that r = m - 1 is exact and, for E = 0, log z
+ * near 1 keeps its relative accuracy. */
+NORMOPS_ALWAYS_INLINE __m512d normops_logf64_quick8(__m512d z) {
+    __m512d e = _mm512_getexp_pd(_mm512_mul_pd(z, _mm512_set1_pd(NORMOPS_LOGF64_FOUR_THIRDS)));
+    __m512d m = _mm512_getmant_pd(z, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_src);
+    __m512i n = _mm512_castpd_si512(_mm512_add_pd(m, _mm512_set1_pd(NORMOPS_LOGF64_SHIFT)));
+    __m512d invc = _mm512_permutex2var_pd(_mm512_load_pd(normops_logf64_invc), n,
+                                          _mm512_load_pd(normops_logf64_invc + 8));
+    __m512d logc = _mm512_permutex2var_pd(_mm512_load_pd(normops_logf64_logc), n,
+                                          _mm512_load_pd(normops_logf64_logc + 8));
+    __m512d r = _mm512_fmsub_pd(m, invc, _mm512_set1_pd(1.0));
+    __m512d q = _mm512_fmadd_pd(_mm512_set1_pd(NORMOPS_LOGF64_B7), r, _mm512_set1_pd(NORMOPS_LOGF64_B6));
+    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_LOGF64_B5));
+    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_LOGF64_B4));
+    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_LOGF64_B3));
+    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_LOGF64_B2));
+    __m512d s = _mm512_fmadd_pd(e, _mm512_set1_pd(NORMOPS_LOGF64_LN2), logc);
+    return _mm512_fmadd_pd(_mm512_mul_pd(r, r), q, _mm512_add_pd(s, r));
+}
+
+/* log32 on 16 lanes by the quick path; hard: the lanes to recompute, which
+ * include every input that is not positive, finite and non-zero (NaN, +-0,
+ * negative, +-inf: one vfpclassps). */
+NORMOPS_ALWAYS_INLINE __m512 normops_log32_quick16(__m512 x, __mmask16* hard) {
+    __mmask16 special = _mm512_fpclass_ps_mask(x, 0xDF);
+    __m512d lo = normops_logf64_quick8(_mm512_cvtps_pd(_mm512_castps512_ps256(x)));
+    __m512d hi = normops_logf64_quick8(_mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1)));
+    *hard = special | normops_near_boundary16(lo, hi, NORMOPS_NEAR_ADD(NORMOPS_LOGF64_TOL),
+                                              NORMOPS_NEAR_MASK(NORMOPS_LOGF64_TOL));
+    return normops_cvt2pd_ps(lo, hi);
+}
+
+static void normops_log32_array(const float* x, float* y, ptrdiff_t n) {
+    float d[16];
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 hard;
+        __m512 v = _mm512_loadu_ps(x + i);
+        _mm512_storeu_ps(y + i, normops_log32_quick16(v, &hard));
+        if (__builtin_expect(hard != 0, 0)) {
+            _mm512_storeu_ps(d, v);
+            normops_log32_careful(d, y + i, 16);
+        }
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1), hard;
+        __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, x + i);  /* 1 elsewhere: never hard */
+        _mm512_mask_storeu_ps(y + i, m, normops_log32_quick16(v, &hard));
+        if (hard & m) {
+            _mm512_storeu_ps(d, v);
+            normops_log32_careful(d, y + i, n - i);
+        }
+    }
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+/* e^z for 4 doubles z in [-104, 89] without a table: z = k ln2 + r, k
+ * from the shift trick (t's pattern ends in k), |r| <= ln2/2 plus
+ * roundings, e^r = 1 + r (W1 + r (W2 + ... + r W8)) fitted, and 2^k added
+ * to the exponent field (k in [-151, 129]: a normal double). */
+NORMOPS_ALWAYS_INLINE __m256d normops_expf64_quick4(__m256d z) {
+    const __m256d shift = _mm256_set1_pd(NORMOPS_SHIFT64);
+    __m256d t = _mm256_fmadd_pd(z, _mm256_set1_pd(NORMOPS_EXPF64_INVLN2), shift);
+    __m256d kd = _mm256_sub_pd(t, shift);
+    __m256d r = _mm256_fnmadd_pd(kd, _mm256_set1_pd(NORMOPS_EXPF64_LN2), z);
+    __m256d q = _mm256_fmadd_pd(_mm256_set1_pd(NORMOPS_EXPF64_W8), r, _mm256_set1_pd(NORMOPS_EXPF64_W7));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W6));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W5));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W4));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W3));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W2));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W1));
+    __m256d y = _mm256_fmadd_pd(r, q, _mm256_set1_pd(1.0));
+    return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(y),
+                                                _mm256_slli_epi64(_mm256_castpd_si256(t), 52)));
+}
+
+/* exp32 on 8 lanes as normops_exp32_quick16; returns nonzero when any lane
+ * is hard (then the caller recomputes all 8). */
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_quick8(__m256 v, int* hard, int below_89) {
+    __m256 c = below_89 ? v : _mm256_min_ps(v, _mm256_set1_ps(89.0f));
+    c = _mm256_max_ps(c, _mm256_set1_ps(-104.0f));
+    __m256 sub = _mm256_and_ps(_mm256_cmp_ps(c, _mm256_set1_ps(-87.3f), _CMP_LT_OQ),
+                               _mm256_cmp_ps(c, _mm256_set1_ps(-104.0f), _CMP_GT_OQ));
+    __m256d lo = normops_expf64_quick4(_mm256_cvtps_pd(_mm256_castps256_ps128(c)));
+    __m256d hi = normops_expf64_quick4(_mm256_cvtps_pd(_mm256_extractf128_ps(c, 1)));
+    /* the low halves of the 8 doubles (in another order: only "any" counts) */
+    __m256i low = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(lo), _mm256_castpd_ps(hi),
+                                                        _MM_SHUFFLE(2, 0, 2, 0)));
+    low = _mm256_and_si256(_mm256_add_epi32(low, _mm256_set1_epi32(NORMOPS_NEAR_ADD(NORMOPS_EXPF64_TOL))),
+                           _mm256_set1_epi32(NORMOPS_NEAR_MASK(NORMOPS_EXPF64_TOL)));
+    __m256 near = _mm256_castsi256_ps(_mm256_cmpeq_epi32(low, _mm256_setzero_si256()));
+    *hard = _mm256_movemask_ps(_mm256_or_ps(near, sub));
+    __m256 y = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+    return _mm256_blendv_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)),
+                            _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
+NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float shift, float* y, ptrdiff_t n,
+                                                     int below_89) {
+    __m256 s = _mm256_set1_ps(shift);
+    float d[8];
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        int hard;
+        __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + i), s);
+        _mm256_storeu_ps(y + i, normops_exp32_quick8(v, &hard, below_89));
+        if (__builtin_expect(hard != 0, 0)) {
+            _mm256_storeu_ps(d, v);
+            normops_exp32_careful(d, y + i, 8);
+        }
+    }
+    if (i < n) {  /* the tail through a copy (zeros after it: never hard) */
+        float tail[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];
+        int hard;
+        for (ptrdiff_t j = 0; j < n - i; j++)
+            tail[j] = x[i + j] - shift;
+        _mm256_storeu_ps(out, normops_exp32_quick8(_mm256_loadu_ps(tail), &hard, below_89));
+        if (hard)
+            normops_exp32_careful(tail, out, n - i);
+        for (ptrdiff_t j = 0; j < n - i; j++)
+            y[i + j] = out[j];
+    }
+}
+#endif
+
+#if !defined(__AVX512F__)
+NORMOPS_VECTOR_MAP(log32_array, log32, float)
+#endif
+#if !defined(__AVX512F__) && !(defined(__AVX2__) && defined(__FMA__))
+/* Without fused multiply-add (the baseline build): the quick path of
+ * normops_exp32_quick on blocks of NORMOPS_QUICK_BLOCK elements, and the
+ * careful path again on a block where any element was hard (about one
+ * block in a thousand on random data). */
+#define NORMOPS_QUICK_BLOCK 128
+NORMOPS_VECTOR_MAP(exp32_exact_array, exp32, float)
 NORMOPS_NO_PRE NORMOPS_GATHER_TUNE
-static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y, ptrdiff_t n,
-                                          int below_89) {
-    (void)below_89;  /* (the scalar clamp costs nothing worth saving) */
+static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d, float* y, ptrdiff_t n) {
     uint32_t hard = 0;
     NORMOPS_IVDEP
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -518,21 +706,21 @@ static uint32_t normops_exp32_quick_block(const float* x, float shift, float* d,
     }
     return hard;
 }
-#endif
 
-/* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the
- * Softmax step); y may be x. The quick path writes y directly: the
- * careful one, when needed, starts again from the differences in d, so
- * overwriting x (y = x) loses nothing. below_89 as in quick16. */
+/* The quick path writes y directly: the careful one, when needed, starts
+ * again from the differences in d, so overwriting x (y = x) loses
+ * nothing. */
 NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float shift, float* y, ptrdiff_t n,
                                                      int below_89) {
+    (void)below_89;  /* (the scalar clamp costs nothing worth saving) */
     float d[NORMOPS_QUICK_BLOCK];
     for (ptrdiff_t b = 0; b < n; b += NORMOPS_QUICK_BLOCK) {
         ptrdiff_t len = n - b < NORMOPS_QUICK_BLOCK ? n - b : NORMOPS_QUICK_BLOCK;
-        if (normops_exp32_quick_block(x + b, shift, d, y + b, len, below_89))
+        if (normops_exp32_quick_block(x + b, shift, d, y + b, len))
             normops_exp32_exact_array(d, y + b, len);
     }
 }
+#endif
 
 static void normops_exp32_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
     normops_exp32_shifted_blocks(x, shift, y, n, 0);
@@ -548,8 +736,6 @@ static void normops_exp32_below_max_array(const float* x, float max, float* y, p
 static void normops_exp32_array(const float* x, float* y, ptrdiff_t n) {
     normops_exp32_shifted_array(x, 0.0f, y, n);
 }
-
-NORMOPS_MAPS(log32, float)
 NORMOPS_SCALAR_MAP(exp32_fast, float)
 #if !defined(__AVX512F__)
 NORMOPS_NO_PRE

@@ -212,6 +212,39 @@ static const uint64_t normops_expq_biased[256] = {
     0x3FEFF3C22B8F71F1ull, 0x3FEFF9D96B2A23D9ull,
 };
 
+/* the FMA quick paths (exp32, log32): 2^(j/16); 1/c and -log(1/c) for
+ * n = round(16 m) in 12..24 at entry n mod 16 (entries 9..11 unused) */
+static const double normops_expf64_table[16] __attribute__((aligned(64))) = {
+    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0,
+    0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
+    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0,
+    0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0,
+    0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
+    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0,
+    0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0,
+};
+static const double normops_logf64_invc[16] __attribute__((aligned(64))) = {
+    0x1.0000000000000p+0, 0x1.e1e1e1e1e1e1ep-1,
+    0x1.c71c71c71c71cp-1, 0x1.af286bca1af28p-1,
+    0x1.999999999999ap-1, 0x1.8618618618618p-1,
+    0x1.745d1745d1746p-1, 0x1.642c8590b2164p-1,
+    0x1.58ed2308158edp-1, 0x0.0p+0,
+    0x0.0p+0, 0x0.0p+0,
+    0x1.4e5e0a72f0539p+0, 0x1.3b13b13b13b14p+0,
+    0x1.2492492492492p+0, 0x1.1111111111111p+0,
+};
+static const double normops_logf64_logc[16] __attribute__((aligned(64))) = {
+    0x0.0p+0, 0x1.f0a30c01162a8p-5,
+    0x1.e27076e2af2eap-4, 0x1.5ff3070a793d6p-3,
+    0x1.c8ff7c79a9a20p-3, 0x1.1675cababa60fp-2,
+    0x1.4618bc21c5ec2p-2, 0x1.739d7f6bbd007p-2,
+    0x1.947941c2116fbp-2, 0x0.0p+0,
+    0x0.0p+0, 0x0.0p+0,
+    -0x1.1178e8227e47ap-2, -0x1.a93ed3c8ad9e5p-3,
+    -0x1.1178e8227e47ap-3, -0x1.08598b59e3a06p-4,
+};
+
 /* log, entry i for mantissas in [1 + i/128, 1 + (i+1)/128): invc has 12
  * significant bits (m * invc exact); -log(invc) = logc_hi + logc_lo with
  * logc_hi a multiple of 2^-42. Entry 127 is used with the exponent plus one
@@ -403,6 +436,30 @@ static const double normops_log_logc_lo[128] = {
 #define NORMOPS_LOG_Q7 (0x1.2492492492492p-3)
 #define NORMOPS_LOG_Q8 (-0x1.0000000000000p-3)
 #define NORMOPS_LOG_Q9 (0x1.c71c71c71c71cp-4)
+#define NORMOPS_EXPF64_SHIFT (0x1.8000000000000p+48)
+#define NORMOPS_EXPF64_INVLN2 (0x1.71547652b82fep+0)
+#define NORMOPS_EXPF64_LN2 (0x1.62e42fefa39efp-1)
+#define NORMOPS_EXPF64_A1 (0x1.fffffffb0e8f4p-1)
+#define NORMOPS_EXPF64_A2 (0x1.00000002cd4bdp-1)
+#define NORMOPS_EXPF64_A3 (0x1.5557e6920c9b2p-3)
+#define NORMOPS_EXPF64_A4 (0x1.5554c908fb671p-5)
+#define NORMOPS_EXPF64_W1 (0x1.ffffffffd54c4p-1)
+#define NORMOPS_EXPF64_W2 (0x1.00000000543f8p-1)
+#define NORMOPS_EXPF64_W3 (0x1.555555a0b1acep-3)
+#define NORMOPS_EXPF64_W4 (0x1.5555545e67149p-5)
+#define NORMOPS_EXPF64_W5 (0x1.1110826475d53p-7)
+#define NORMOPS_EXPF64_W6 (0x1.6c183e225df89p-10)
+#define NORMOPS_EXPF64_W7 (0x1.a1a8927b88993p-13)
+#define NORMOPS_EXPF64_W8 (0x1.9f42a7d23b255p-16)
+#define NORMOPS_LOGF64_SHIFT (0x1.8000000000000p+48)
+#define NORMOPS_LOGF64_FOUR_THIRDS (0x1.5555555556555p+0)
+#define NORMOPS_LOGF64_LN2 (0x1.62e42fefa39efp-1)
+#define NORMOPS_LOGF64_B2 (-0x1.0000000062188p-1)
+#define NORMOPS_LOGF64_B3 (0x1.55555555f42b3p-2)
+#define NORMOPS_LOGF64_B4 (-0x1.ffffdfb02fda3p-3)
+#define NORMOPS_LOGF64_B5 (0x1.99997de7172c5p-3)
+#define NORMOPS_LOGF64_B6 (-0x1.55ff92a9e7738p-3)
+#define NORMOPS_LOGF64_B7 (0x1.2527af30b99b6p-3)
 
 /* fast exp (float32 arithmetic) */
 #define NORMOPS_EXPF_LOG2E (0x1.7154760000000p+0f)
