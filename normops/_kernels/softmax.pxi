@@ -228,7 +228,7 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
 
 cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
                          Py_ssize_t rows, Py_ssize_t cols, SoftmaxKind kind, bint fast,
-                         bint stream, int threads) noexcept nogil:
+                         bint stream, int threads, int requested) noexcept nogil:
     """Rows in chunks of max(1, 16384 // cols), one chunk per task; scratch
     holds scratch_rows(cols, kind, stream) rows per thread. Rows are independent: the bits
     never depend on the threads."""
@@ -238,10 +238,12 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
     if threads <= 1:
         softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast, stream)
         return
-    for c in prange(chunks, schedule="static", num_threads=threads):
+    threads = team_take(threads, requested)
+    for c in prange(chunks, schedule="dynamic", num_threads=threads):
         softmax_chunk(x, y, scratch + omp_get_thread_num() * scratch_rows(cols, kind, stream) * cols,
                       c * per_chunk,
                       min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
+    team_release(threads)
 
 
 cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, Py_ssize_t cols,
@@ -265,10 +267,10 @@ cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, int t, Py_ssize_t rows, 
     with nogil:
         if t == cnp.NPY_FLOAT32:
             softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
-                                  <SoftmaxKind>kind, fast, stream, threads)
+                                  <SoftmaxKind>kind, fast, stream, threads, n_threads)
         else:
             softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
-                                   <SoftmaxKind>kind, fast, stream, threads)
+                                   <SoftmaxKind>kind, fast, stream, threads, n_threads)
     free(scratch)
     return 0
 
@@ -346,7 +348,8 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
             else:
                 sigmoid_block[double](<const double*>px, <double*>py, n, fast, stream)
         else:
-            for c in prange(chunks, schedule="static", num_threads=threads):
+            threads = team_take(threads, n_threads)
+            for c in prange(chunks, schedule="dynamic", num_threads=threads):
                 start = c * ROW_CHUNK_ELEMENTS
                 if t == cnp.NPY_FLOAT32:
                     sigmoid_block[float](<const float*>px + start, <float*>py + start,
@@ -354,6 +357,7 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
                 else:
                     sigmoid_block[double](<const double*>px + start, <double*>py + start,
                                           min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
+            team_release(threads)
 
 
 def divide_float_into(e, float s, out):
