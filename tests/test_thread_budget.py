@@ -3,6 +3,7 @@ Python threads together use at most the usable cores unless a call asks for
 its count explicitly. Deterministic: the budget is held by hand, never
 raced for."""
 import concurrent.futures
+import os
 import subprocess
 import sys
 
@@ -104,7 +105,7 @@ def _os_threads_after_call(n_threads, hold):
         "print(len(os.listdir('/proc/self/task')) - start)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"OMP_NUM_THREADS": "2", "PATH": "", "PYTHONPATH": ":".join(sys.path)})
+                         env=dict(os.environ, OMP_NUM_THREADS="2", PYTHONPATH=os.pathsep.join(sys.path)))
     return int(out.stdout)
 
 
