@@ -52,6 +52,19 @@ if _wanted:
     _keep = {"baseline"} | {w.strip() for w in _wanted.split(",") if w.strip()}
     ISA_LEVELS = {k: v for k, v in ISA_LEVELS.items() if k in _keep}
 
+# NORMOPS_SANITIZE=address,undefined (any -fsanitize= list) builds the
+# kernels for the sanitizers: -O1 keeps the reports' stacks readable and the
+# build quick, and a runtime error of UBSan stops the process instead of
+# printing and going on. How to run the tests under it: docs/design.md,
+# "Sanitizer build".
+SANITIZE = os.environ.get("NORMOPS_SANITIZE", "").strip()
+if SANITIZE:
+    _sanitize = [f"-fsanitize={SANITIZE}", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all", "-g"]
+    COMMON_FLAGS = [f for f in COMMON_FLAGS if f != "-O3"] + ["-O1"] + _sanitize
+    SANITIZE_LINK_FLAGS = _sanitize
+else:
+    SANITIZE_LINK_FLAGS = []
+
 CYTHON_DIRECTIVES = {
     "language_level": 3,
     "boundscheck": False,
@@ -163,6 +176,7 @@ def _extensions():
                 include_dirs=[np.get_include(), "normops/_kernels"],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=COMMON_FLAGS + flags,
+                extra_link_args=SANITIZE_LINK_FLAGS,
             )
         )
     return cythonize(

@@ -9,6 +9,12 @@ The thread count, when nothing sets it, follows OpenMP as seen from the
 calling thread: threadpoolctl's ``threadpool_limits`` and
 ``OMP_NUM_THREADS`` both act through ``omp_get_max_threads()``, which by
 default is the CPU count.
+
+Only a per-call ``n_threads=`` is taken as asked. A count from the
+configuration or OpenMP is an upper bound under the process-wide thread
+budget: while other normops calls run (from other Python threads), a call
+gets only the cores they leave free, at least one (docs/design.md,
+"Threads and chunks").
 """
 import contextlib
 import operator
@@ -122,15 +128,19 @@ def resolve_mode(mode, where):
 
 
 def kernel_threads(n_threads, where):
-    """The count to hand to a kernel: 0 means "ask OpenMP" (the kernel calls
-    omp_get_max_threads() itself, which saves a call on the per-call path)."""
+    """The count to hand to a kernel. A per-call count k is passed as k, an
+    explicit request. A count left to the configuration is subject to the
+    process-wide thread budget (the kernels give it only the cores that
+    concurrent calls leave free): the configured k is passed as -k, and 0
+    means "ask OpenMP" (the kernel calls omp_get_max_threads() itself,
+    which saves a call on the per-call path)."""
     if n_threads is None:
         try:
             overrides = _thread_local.overrides
         except AttributeError:
             overrides = _overrides()
         n_threads = overrides.get("n_threads", _global_config["n_threads"])
-        return 0 if n_threads is None else n_threads
+        return 0 if n_threads is None else -n_threads
     if type(n_threads) is int and 0 < n_threads <= MAX_THREADS:  # the common case, checked by type
         return n_threads
     return check_n_threads(n_threads, where)
@@ -153,4 +163,4 @@ def direct_threads(mode, n_threads, where):
 
 def resolve_threads(n_threads, where):
     """Per-call count, else the configured one, else OpenMP's."""
-    return kernel_threads(n_threads, where) or _isa.kernels.max_threads()
+    return abs(kernel_threads(n_threads, where)) or _isa.kernels.max_threads()

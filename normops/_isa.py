@@ -53,7 +53,10 @@ def load(level):
         raise UnsupportedError(
             f"{ENV_VAR}: ISA level {level!r} is not available on this CPU or build; "
             f"available: {', '.join(runnable)}")
-    return importlib.import_module(_module_name(level))
+    module = importlib.import_module(_module_name(level))
+    # one thread budget per process, whichever builds are loaded
+    module.share_thread_budget(_baseline.thread_budget())
+    return module
 
 
 def _select():

@@ -171,7 +171,9 @@ def map_batch(func, arrays, *args, max_workers=None, n_threads=1, progress=False
         cores, one thread per call avoids oversubscription). None follows
         the caller's configuration. It is applied with ``normops.config``
         inside each worker, so it also reaches normops calls made inside
-        ``func``.
+        ``func``, and like any configured count it is an upper bound under
+        the process-wide thread budget (the calls running together get at
+        most the usable cores).
     progress : bool or dict
         True shows a tqdm progress bar (tqdm must be installed); a dict is
         passed to tqdm as keyword arguments.

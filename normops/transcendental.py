@@ -19,7 +19,7 @@ def _map(name, kernel, x, out, n_threads):
     x = array_input(name, "x", x)
     if x.dtype != _FLOAT32:
         raise InvalidInputError(f"{name}: input 'x' has dtype {x.dtype}; {name} takes float32 only")
-    n_threads = _config.resolve_threads(n_threads, name)
+    n_threads = _config.kernel_threads(n_threads, name)
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise InvalidInputError(f"{name}: argument 'out' must be a float32 ndarray, not {type(out).__name__}")

@@ -215,8 +215,10 @@ cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint 
         for b in range(quads):
             arg_blocks(x, n, b, is_min, last, find_nan, values, index, nans)
     else:
-        for b in prange(quads, schedule="static", num_threads=threads):
+        threads = team_take(threads, n_threads)
+        for b in prange(quads, schedule="dynamic", num_threads=threads):
             arg_blocks(x, n, b, is_min, last, find_nan, values, index, nans)
+        team_release(threads)
     for b in range(blocks):
         if nans[b]:  # find_nan only: no NaN in the blocks before
             return b * LONG_BLOCK + index[b]
@@ -333,12 +335,12 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
     cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
     cdef Py_ssize_t tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     cdef Py_ssize_t K = outer * inner, units = outer * tiles * blocks, u, t, b, o, j0, k
-    cdef int threads = threads_for(n_threads, units, outer * n * inner)
+    cdef int threads = team_take(threads_for(n_threads, units, outer * n * inner), n_threads)
     cdef argT best, v
     cdef int64_t at
     cdef bint take
-    for u in prange(units, schedule="static", num_threads=threads):
-        t = u // blocks  # a thread's units: neighbouring blocks of one tile
+    for u in prange(units, schedule="dynamic", num_threads=threads):
+        t = u // blocks
         b = u % blocks
         o = t // tiles
         j0 = (t % tiles) * COLUMN_TILE
@@ -350,6 +352,7 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
             arg_tile_scan(x + o * n * inner + b * LONG_BLOCK * inner + j0, index + b * K + k,
                           values + b * K + k, min(LONG_BLOCK, n - b * LONG_BLOCK), inner,
                           min(COLUMN_TILE, inner - j0), is_min, last, find_nan, True)
+    team_release(threads)
     for k in range(K):
         best = values[k]
         at = index[k]
@@ -394,8 +397,10 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
         if threads <= 1:
             arg_rows(x, out, 0, outer, n, is_min, last, find_nan)
         else:
-            for c in prange(chunks, schedule="static", num_threads=threads):
+            threads = team_take(threads, n_threads)
+            for c in prange(chunks, schedule="dynamic", num_threads=threads):
                 arg_rows(x, out, c * per_chunk, min((c + 1) * per_chunk, outer), n, is_min, last, find_nan)
+            team_release(threads)
         return
     tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     units = outer * tiles
@@ -409,12 +414,14 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
             arg_tile(x + o * n * inner + j0, out + o * inner + j0, n, inner,
                      min(COLUMN_TILE, inner - j0), is_min, last, find_nan)
     else:
-        for c in prange(chunks, schedule="static", num_threads=threads):
+        threads = team_take(threads, n_threads)
+        for c in prange(chunks, schedule="dynamic", num_threads=threads):
             for u in range(c * per_chunk, min((c + 1) * per_chunk, units)):
                 o = u // tiles
                 j0 = (u % tiles) * COLUMN_TILE
                 arg_tile(x + o * n * inner + j0, out + o * inner + j0, n, inner,
                          min(COLUMN_TILE, inner - j0), is_min, last, find_nan)
+        team_release(threads)
 
 
 # --------------------------------------------------------- CumSum, CumProd
@@ -574,8 +581,10 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         if threads <= 1:
             cum_line_range(x, y, n, 0, outer, exclusive, reverse, op)
         else:
-            for c in prange(chunks, schedule="static", num_threads=threads):
+            threads = team_take(threads, n_threads)
+            for c in prange(chunks, schedule="dynamic", num_threads=threads):
                 cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse, op)
+            team_release(threads)
         return
     # Chunks: column tiles of CUM_TILE lines; while there are fewer than
     # CUM_FEW_TILES of them and one holds more than CUM_TILE_ELEMENTS
@@ -596,9 +605,11 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         width = min(CUM_TILE, inner)
         cum_tiles(x, y, n, inner, width, 0, outer * ((inner + width - 1) // width), exclusive, reverse, op)
     else:
-        for c in prange(chunks, schedule="static", num_threads=threads):
+        threads = team_take(threads, n_threads)
+        for c in prange(chunks, schedule="dynamic", num_threads=threads):
             cum_tiles(x, y, n, inner, width, c * per_chunk, min((c + 1) * per_chunk, units),
                       exclusive, reverse, op)
+        team_release(threads)
 
 
 cdef int cum_typed(int code, void* px, void* py, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,

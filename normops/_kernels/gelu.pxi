@@ -46,9 +46,11 @@ cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_
     if threads <= 1:
         elementwise_segment(op, x, b, cols, y, 0, n, itemsize, which, fast)
         return
-    for c in prange(chunks, schedule="static", num_threads=threads):
+    threads = team_take(threads, n_threads)
+    for c in prange(chunks, schedule="dynamic", num_threads=threads):
         start = c * ROW_CHUNK_ELEMENTS
         elementwise_segment(op, x, b, cols, y, start, min(ROW_CHUNK_ELEMENTS, n - start), itemsize, which, fast)
+    team_release(threads)
 
 
 cdef int run_etfunc(int which, object x, object out, int typenum, int n_threads, bint scalar) except -1:

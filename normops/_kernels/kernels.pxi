@@ -12,8 +12,11 @@ from cython.parallel cimport prange
 from normops._kernels.shim cimport (
     NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, NORMOPS_HAVE_FLOAT16, omp_get_max_threads, omp_get_thread_num,
     normops_cpu_has_level, normops_mxcsr, normops_widen_float16, normops_narrow_float16,
-    normops_widen_bfloat16, normops_narrow_bfloat16,
+    normops_widen_bfloat16, normops_narrow_bfloat16, omp_get_num_procs,
+    normops_budget, normops_budget_grant, normops_budget_take, normops_budget_release, normops_budget_in_use,
+    normops_budget_share,
 )
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
 cnp.import_array()
 
@@ -44,17 +47,45 @@ cdef inline Py_ssize_t exp_cost(bint fast_exp) noexcept nogil:
 
 
 cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
-    """The requested threads capped at the chunk count; requested <= 0
-    means OpenMP's count for the calling thread."""
+    """The requested threads capped at the chunk count. requested > 0 is a
+    per-call count; -k is the configured count k and 0 OpenMP's count for
+    the calling thread, both subject to the thread budget (team_take)."""
     if chunks <= 1:
         return 1
-    if requested <= 0:
+    if requested < 0:
+        requested = -requested
+    elif requested == 0:
         requested = omp_get_max_threads()
     if requested <= 1:
         return 1
     if requested > chunks:
         return <int>chunks
     return requested
+
+
+# Parallel loops: threads claim chunks (schedule="dynamic", chunk size 1:
+# each thread, the calling one included, takes the next unclaimed chunk), so
+# a descheduled thread delays only the chunk it holds (decisions.md §6).
+# Each loop runs on team_take(threads, requested) threads, handed back with
+# team_release after it.
+
+cdef inline int team_take(int team, int requested) noexcept nogil:
+    """The threads a loop sized team (threads_for...) starts now, taken from
+    the process-wide budget (platform_shim.h): a count left to the
+    configuration (requested <= 0) gets what the other calls leave free."""
+    return normops_budget_take(team, requested <= 0)
+
+
+cdef inline void team_release(int taken) noexcept nogil:
+    normops_budget_release(taken)
+
+
+cdef inline Py_ssize_t chunks_per_claim(Py_ssize_t chunks, Py_ssize_t neighbours, int threads) noexcept nogil:
+    """Chunks a thread claims at once where up to `neighbours` neighbouring
+    chunks are better done together (one pass over the shared rows), but
+    at least four claims per thread, so that a descheduled thread holds up
+    little. Each chunk is still computed whole, as alone."""
+    return max(1, min(neighbours, chunks // (4 * <Py_ssize_t>threads)))
 
 
 cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:
@@ -68,7 +99,7 @@ cdef inline int threads_for_costly(int requested, Py_ssize_t chunks, Py_ssize_t 
                                    Py_ssize_t elements, Py_ssize_t weight) noexcept nogil:
     """Threads for chunks of elements that cost about weight times a
     normalisation's (exponentials): serial unless the elements the other
-    threads take off the busiest one (static schedule: it runs
+    threads take off the busiest one (chunks evenly shared: it runs
     ceil(chunks / threads) chunks), weighted, reach half the serial
     threshold (at 2 threads, weight 1 and even chunks, threads_for's rule).
     saved * weight < half is tested as saved < ceil(half / weight), which
@@ -218,6 +249,45 @@ def costly_thread_count(int requested, Py_ssize_t chunks, Py_ssize_t chunk_eleme
                         Py_ssize_t weight):
     """threads_for_costly's choice (tests check the rule)."""
     return threads_for_costly(requested, chunks, chunk_elements, elements, weight)
+
+
+def thread_budget():
+    """The process-wide budget counter of this build, as a capsule (for
+    share_thread_budget)."""
+    return PyCapsule_New(normops_budget, b"normops.thread_budget", NULL)
+
+
+def share_thread_budget(capsule):
+    """Count this build's threads in another build's budget (one counter per
+    process however many ISA builds are loaded). Call before any kernel."""
+    normops_budget_share(<int*>PyCapsule_GetPointer(capsule, b"normops.thread_budget"))
+
+
+def threads_in_use():
+    """Threads inside normops's parallel loops right now (the budget)."""
+    return normops_budget_in_use()
+
+
+def usable_cores():
+    """The cores the budget shares out: omp_get_num_procs() (this process's
+    CPU affinity), or 1 without OpenMP."""
+    return omp_get_num_procs()
+
+
+def budget_grant(int team, int in_use, int cores):
+    """Threads granted to a budgeted loop of team threads when in_use are
+    taken out of cores (tests check the rule)."""
+    return normops_budget_grant(team, in_use, cores)
+
+
+def take_threads(int team, int requested):
+    """team_take from Python (tests hold part of the budget with it); give
+    the result back with release_threads."""
+    return team_take(team, requested)
+
+
+def release_threads(int taken):
+    team_release(taken)
 
 
 def set_serial_threshold(Py_ssize_t elements):

@@ -15,6 +15,52 @@ static inline int omp_get_num_procs(void) { return 1; }
 static inline int omp_get_thread_num(void) { return 0; }
 #endif
 
+/* The process-wide thread budget (decisions.md §6): how many threads are
+ * inside normops's parallel loops right now, summed over every calling
+ * thread (a map_batch pool, dask's threaded scheduler, a user's threads).
+ * A loop whose count was left to the configuration gets at most the cores
+ * the others leave free (at least 1; its whole team when nothing else
+ * runs); an explicit per-call count is granted as asked, and counted. Every
+ * ISA build loaded in the process points normops_budget at the first
+ * build's counter (normops._isa shares it). */
+static int normops_budget_own = 0;
+static int* normops_budget = &normops_budget_own;
+
+static inline int normops_budget_grant(int team, int in_use, int cores) {
+    if (in_use <= 0)
+        return team;
+    if (team > cores - in_use)
+        team = cores - in_use;
+    return team < 1 ? 1 : team;
+}
+
+/* Threads a loop of `team` threads may start now, counted until released. */
+static inline int normops_budget_take(int team, int budgeted) {
+    int in_use, grant;
+    if (!budgeted) {
+        __atomic_fetch_add(normops_budget, team, __ATOMIC_ACQ_REL);
+        return team;
+    }
+    in_use = __atomic_load_n(normops_budget, __ATOMIC_ACQUIRE);
+    do {
+        grant = normops_budget_grant(team, in_use, omp_get_num_procs());
+    } while (!__atomic_compare_exchange_n(normops_budget, &in_use, in_use + grant, 1,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    return grant;
+}
+
+static inline void normops_budget_release(int taken) {
+    __atomic_fetch_sub(normops_budget, taken, __ATOMIC_ACQ_REL);
+}
+
+static inline void normops_budget_share(int* counter) {
+    normops_budget = counter;
+}
+
+static inline int normops_budget_in_use(void) {
+    return __atomic_load_n(normops_budget, __ATOMIC_ACQUIRE);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <xmmintrin.h>
 #define NORMOPS_X86_64 1

@@ -111,18 +111,19 @@ cdef void reduce_rows_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, in
                               const reducible* center, reducible* out, int n_threads) noexcept nogil:
     """Row layout, R < LONG_TERMS: outputs in chunks of max(1, 32768 // R)."""
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R, 1))
-    cdef Py_ssize_t chunks = (O + per - 1) // per, first, last
+    cdef Py_ssize_t chunks = (O + per - 1) // per, first, last, claim, g
     cdef int threads = threads_for(n_threads, chunks, O * R)
-    cdef int k
     if threads <= 1:
         rows_run(x, O, R, op, center, out)
         return
-    # each thread takes the contiguous run of chunks schedule="static" would
-    # give it, in one call (products then run 16 rows side by side)
-    for k in prange(threads, schedule="static", num_threads=threads):
-        first = min(O, chunks * k // threads * per)
-        last = min(O, chunks * (k + 1) // threads * per)
+    # a claim is enough neighbouring chunks for products to run 16 rows side by side
+    threads = team_take(threads, n_threads)
+    claim = chunks_per_claim(chunks, (NORMOPS_PROD_SEQS + per - 1) // per, threads) * per
+    for g in prange((O + claim - 1) // claim, schedule="dynamic", num_threads=threads):
+        first = g * claim
+        last = min(O, first + claim)
         rows_run(x + first * R, last - first, R, op, shifted(center, first), out + first)
+    team_release(threads)
 
 
 cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
@@ -132,17 +133,18 @@ cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py
     cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
     cdef Py_ssize_t tiles = O * per_row
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, NORMOPS_TILE), 1))
-    cdef Py_ssize_t chunks = (tiles + per - 1) // per, c, t
+    cdef Py_ssize_t chunks = (tiles + per - 1) // per, claim, g
+    cdef Py_ssize_t span = NORMOPS_SPAN_BYTES // (NORMOPS_TILE * <Py_ssize_t>sizeof(reducible))
     cdef int threads = threads_for(n_threads, chunks, O * R * C)
-    cdef int k
     if threads <= 1:
         cols_range(x, R, C, 0, tiles, per_row, op, center, out)
         return
-    # each thread takes a contiguous run of chunks (what schedule="static"
-    # over chunks would give it) and accumulates neighbouring tiles together
-    for k in prange(threads, schedule="static", num_threads=threads):
-        cols_range(x, R, C, min(tiles, chunks * k // threads * per),
-                   min(tiles, chunks * (k + 1) // threads * per), per_row, op, center, out)
+    # a claim is up to a span of neighbouring tiles, accumulated together
+    threads = team_take(threads, n_threads)
+    claim = chunks_per_claim(chunks, (span + per - 1) // per, threads) * per
+    for g in prange((tiles + claim - 1) // claim, schedule="dynamic", num_threads=threads):
+        cols_range(x, R, C, g * claim, min(tiles, (g + 1) * claim), per_row, op, center, out)
+    team_release(threads)
 
 
 cdef inline void cols_range(const reducible* x, Py_ssize_t R, Py_ssize_t C, Py_ssize_t t, Py_ssize_t end,
@@ -175,8 +177,8 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
         NORMOPS_PROD_SEQS if op == NORMOPS_R_PROD else 8)
     cdef Py_ssize_t groups = (nb + group - 1) // group
     cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
-    cdef int threads = threads_for(n_threads, units, O * R * C)
-    for u in prange(units, schedule="static", num_threads=threads):
+    cdef int threads = team_take(threads_for(n_threads, units, O * R * C), n_threads)
+    for u in prange(units, schedule="dynamic", num_threads=threads):
         t = u // groups
         b = (u % groups) * group
         o = t // per_row
@@ -196,6 +198,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
         else:
             cols_tile(x + o * R * C + b * BLOCK_TERMS * C + c0, min(BLOCK_TERMS, R - b * BLOCK_TERMS), C,
                       <int>min(NORMOPS_TILE, C - c0), op, shifted(center, k), blocks + k * nb + b, nb)
+    team_release(threads)
     reduce_rows_chunked(blocks, O * C, nb, combine_op(op), <const reducible*>NULL, out, n_threads)
 
 

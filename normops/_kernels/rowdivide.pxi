@@ -94,9 +94,11 @@ def row_divide(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
             if threads <= 1:
                 divide_rows(px, xs, py, 0, rows, cols, kind, scratch)
             else:
-                for c in prange(chunks, schedule="static", num_threads=threads):
+                threads = team_take(threads, n_threads)
+                for c in prange(chunks, schedule="dynamic", num_threads=threads):
                     divide_rows(px, xs, py, c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind,
                                 NULL if scratch == NULL else scratch + omp_get_thread_num() * cols)
+                team_release(threads)
     finally:
         free(scratch)
 
@@ -175,9 +177,9 @@ cdef void lp_columns_range(const floating* x, floating* y, Py_ssize_t n, Py_ssiz
 def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind, int n_threads):
     """LpNormalization (kind 1: L1, 2: L2) of each column x[a, :, b] of the
     C-contiguous float32/float64 (outer, n, inner) array x into y (same
-    dtype and layout). Columns go in chunks of max(1, 16384 // n), each
-    thread taking the contiguous run of chunks a static schedule gives it;
-    the bits never depend on the threads."""
+    dtype and layout). Columns go in chunks of max(1, 16384 // n), claimed
+    by the threads a few neighbouring chunks at a time; the bits never
+    depend on the threads."""
     cdef int t = float_typenum(x)
     if outer < 0 or n < 1 or inner < 1:
         raise ValueError("lp_columns needs outer >= 0, n >= 1 and inner >= 1")
@@ -188,7 +190,8 @@ def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
     cdef Py_ssize_t columns = outer * inner
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // n)
     cdef Py_ssize_t chunks = (columns + per_chunk - 1) // per_chunk
-    cdef int threads = row_chunk_threads(n_threads, columns, n), k
+    cdef int threads = row_chunk_threads(n_threads, columns, n)
+    cdef Py_ssize_t claim, g
     cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
     cdef char* partials = <char*>malloc(max(threads, 1) * 16 * LP_SPAN_BYTES)
     if partials == NULL:
@@ -204,15 +207,18 @@ def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
                 lp_columns_range[double](<const double*>px, <double*>py, n, inner, 0, columns, kind,
                                          <double*>partials)
         else:
-            for k in prange(threads, schedule="static", num_threads=threads):
+            # a claim is up to a span of neighbouring columns, taken together
+            threads = team_take(threads, n_threads)
+            claim = chunks_per_claim(chunks, (LP_SPAN_BYTES // itemsize + per_chunk - 1) // per_chunk,
+                                     threads) * per_chunk
+            for g in prange((columns + claim - 1) // claim, schedule="dynamic", num_threads=threads):
                 if t == cnp.NPY_FLOAT32:
-                    lp_columns_range[float](<const float*>px, <float*>py, n, inner,
-                                            min(columns, chunks * k // threads * per_chunk),
-                                            min(columns, chunks * (k + 1) // threads * per_chunk), kind,
-                                            <float*>(partials + k * 16 * LP_SPAN_BYTES))
+                    lp_columns_range[float](<const float*>px, <float*>py, n, inner, g * claim,
+                                            min(columns, (g + 1) * claim), kind,
+                                            <float*>(partials + omp_get_thread_num() * 16 * LP_SPAN_BYTES))
                 else:
-                    lp_columns_range[double](<const double*>px, <double*>py, n, inner,
-                                             min(columns, chunks * k // threads * per_chunk),
-                                             min(columns, chunks * (k + 1) // threads * per_chunk), kind,
-                                             <double*>(partials + k * 16 * LP_SPAN_BYTES))
+                    lp_columns_range[double](<const double*>px, <double*>py, n, inner, g * claim,
+                                             min(columns, (g + 1) * claim), kind,
+                                             <double*>(partials + omp_get_thread_num() * 16 * LP_SPAN_BYTES))
+            team_release(threads)
     free(partials)

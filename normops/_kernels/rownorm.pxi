@@ -359,7 +359,7 @@ cdef void normalize_chunks(
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t rows, Py_ssize_t cols,
-    floating epsilon, bint center, int threads, float* scratch, const RowParams* p,
+    floating epsilon, bint center, int threads, int requested, float* scratch, const RowParams* p,
 ) noexcept nogil:
     """Split the rows into chunks of max(1, 16384 // cols) rows, one chunk per
     task, on ``threads`` threads (from row_chunk_threads). Rows are
@@ -374,11 +374,13 @@ cdef void normalize_chunks(
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                         0, rows, cols, epsilon, center, params_nan_free, scratch, p)
         return
-    for c in prange(chunks, schedule="static", num_threads=threads):
+    threads = team_take(threads, requested)
+    for c in prange(chunks, schedule="dynamic", num_threads=threads):
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                         c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
                         params_nan_free,
                         NULL if scratch == NULL else scratch + omp_get_thread_num() * slot, p)
+    team_release(threads)
 
 
 cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:

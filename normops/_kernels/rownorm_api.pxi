@@ -29,7 +29,7 @@ cdef int run_row_normalize(
     if xs == STORE_FLOAT64:
         with nogil:
             normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
-                                     mean_out, inv_out, rows, cols, epsilon, center, threads, NULL, p)
+                                     mean_out, inv_out, rows, cols, epsilon, center, threads, n_threads, NULL, p)
         return 0
     try:
         if xs != STORE_FLOAT32 or ys != STORE_FLOAT32:
@@ -50,7 +50,7 @@ cdef int run_row_normalize(
             pb = wide_bias
         with nogil:
             normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
-                                    mean_out, inv_out, rows, cols, <float>epsilon, center, threads,
+                                    mean_out, inv_out, rows, cols, <float>epsilon, center, threads, n_threads,
                                     scratch, p)
     finally:
         free(wide_scale)

@@ -12,3 +12,9 @@ cdef extern from "platform_shim.h" nogil:
     void normops_narrow_float16(const float* src, unsigned short* dst, Py_ssize_t n)
     void normops_widen_bfloat16(const unsigned short* src, float* dst, Py_ssize_t n)
     void normops_narrow_bfloat16(const float* src, unsigned short* dst, Py_ssize_t n)
+    int* normops_budget
+    int normops_budget_grant(int team, int in_use, int cores)
+    int normops_budget_take(int team, int budgeted)
+    void normops_budget_release(int taken)
+    int normops_budget_in_use()
+    void normops_budget_share(int* counter)

@@ -225,7 +225,7 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
 
 cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
                          Py_ssize_t rows, Py_ssize_t cols, SoftmaxKind kind, bint fast,
-                         bint stream, int threads) noexcept nogil:
+                         bint stream, int threads, int requested) noexcept nogil:
     """Rows in chunks of max(1, 16384 // cols), one chunk per task; scratch
     holds scratch_rows(cols, kind, stream) rows per thread. Rows are independent: the bits
     never depend on the threads."""
@@ -235,10 +235,12 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
     if threads <= 1:
         softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast, stream)
         return
-    for c in prange(chunks, schedule="static", num_threads=threads):
+    threads = team_take(threads, requested)
+    for c in prange(chunks, schedule="dynamic", num_threads=threads):
         softmax_chunk(x, y, scratch + omp_get_thread_num() * scratch_rows(cols, kind, stream) * cols,
                       c * per_chunk,
                       min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
+    team_release(threads)
 
 
 cdef void softmax_stored_chunk(const void* x, void* y, Storage storage, float* wide, float* scratch,
@@ -255,7 +257,7 @@ cdef void softmax_stored_chunk(const void* x, void* y, Storage storage, float* w
 
 cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* wide, float* scratch,
                                 Py_ssize_t rows, Py_ssize_t cols, SoftmaxKind kind, bint fast,
-                                int threads) noexcept nogil:
+                                int threads, int requested) noexcept nogil:
     """softmax_chunks for float16/bfloat16 storage; wide holds a chunk's
     rows per thread."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
@@ -266,11 +268,13 @@ cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* 
             softmax_stored_chunk(x, y, storage, wide, scratch, c * per_chunk, min((c + 1) * per_chunk, rows),
                                  cols, kind, fast)
         return
-    for c in prange(chunks, schedule="static", num_threads=threads):
+    threads = team_take(threads, requested)
+    for c in prange(chunks, schedule="dynamic", num_threads=threads):
         tid = omp_get_thread_num()
         softmax_stored_chunk(x, y, storage, wide + tid * per_chunk * cols,
                              scratch + tid * scratch_rows(cols, kind, False) * cols,
                              c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind, fast)
+    team_release(threads)
 
 
 cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssize_t rows, Py_ssize_t cols,
@@ -299,13 +303,13 @@ cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssiz
     with nogil:
         if narrow:
             softmax_stored_chunks(px, py, storage, wide, <float*>scratch, rows, cols, <SoftmaxKind>kind,
-                                  fast, threads)
+                                  fast, threads, n_threads)
         elif storage == STORE_FLOAT32:
             softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
-                                  <SoftmaxKind>kind, fast, stream, threads)
+                                  <SoftmaxKind>kind, fast, stream, threads, n_threads)
         else:
             softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
-                                   <SoftmaxKind>kind, fast, stream, threads)
+                                   <SoftmaxKind>kind, fast, stream, threads, n_threads)
     free(wide)
     free(scratch)
     return 0
@@ -413,11 +417,13 @@ def sigmoid_flat(x, y, bint fast, int n_threads):
                 start = c * ROW_CHUNK_ELEMENTS
                 sigmoid_chunk(px, py, storage, wide, start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
         else:
-            for c in prange(chunks, schedule="static", num_threads=threads):
+            threads = team_take(threads, n_threads)
+            for c in prange(chunks, schedule="dynamic", num_threads=threads):
                 start = c * ROW_CHUNK_ELEMENTS
                 sigmoid_chunk(px, py, storage,
                               wide + omp_get_thread_num() * ROW_CHUNK_ELEMENTS if narrow else NULL,
                               start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
+            team_release(threads)
     free(wide)
 
 

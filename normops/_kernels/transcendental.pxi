@@ -58,10 +58,12 @@ cdef void map_chunks(int which, const char* x, char* y, Py_ssize_t n, Py_ssize_t
     if threads == 1:
         normops_tfunc_map(which, x, y, n)
         return
-    for c in prange(chunks, nogil=True, schedule='static', num_threads=threads):
+    threads = team_take(threads, n_threads)
+    for c in prange(chunks, nogil=True, schedule='dynamic', num_threads=threads):
         start = c * ROW_CHUNK_ELEMENTS
         length = min(ROW_CHUNK_ELEMENTS, n - start)
         normops_tfunc_map(which, x + start * itemsize, y + start * itemsize, length)
+    team_release(threads)
 
 
 cdef int run_map(int which, object x, object out, int typenum, int n_threads, bint scalar) except -1:
@@ -148,11 +150,12 @@ cdef int check_range(uint64_t start, uint64_t count, uint64_t stride, object out
 cdef void range_chunks(int which, uint64_t start, uint64_t stride, Py_ssize_t n, uint32_t* out,
                        int n_threads) noexcept nogil:
     cdef Py_ssize_t chunks = chunk_count(n), c, first, length
-    cdef int threads = threads_for(n_threads, chunks, n)
-    for c in prange(chunks, nogil=True, schedule='static', num_threads=threads):
+    cdef int threads = team_take(threads_for(n_threads, chunks, n), n_threads)
+    for c in prange(chunks, nogil=True, schedule='dynamic', num_threads=threads):
         first = c * ROW_CHUNK_ELEMENTS
         length = min(ROW_CHUNK_ELEMENTS, n - first)
         normops_tfunc_range(which, start + <uint64_t>first * stride, stride, length, out + first)
+    team_release(threads)
 
 
 cdef run_range(int which, uint64_t start, uint64_t count, object out, uint64_t stride, int n_threads, bint scalar):
@@ -212,13 +215,15 @@ cdef object run_reference(int which, object patterns, uint64_t start, uint64_t c
     closest_pattern[0] = 0
     try:
         with nogil:
-            for c in prange(chunks, schedule='static', num_threads=threads):
+            threads = team_take(threads, n_threads)
+            for c in prange(chunks, schedule='dynamic', num_threads=threads):
                 first = c * ROW_CHUNK_ELEMENTS
                 length = min(ROW_CHUNK_ELEMENTS, n - first)
                 flagged += normops_reference_range(which, pp if pp == NULL else pp + first,
                                                    start + <uint64_t>first * stride, stride, length,
                                                    po + first, pn + first, near_bits,
                                                    closest + c, closest_pattern + c)
+            team_release(threads)
             for c in range(1, chunks):
                 if closest[c] < closest[best]:
                     best = c

@@ -15,7 +15,7 @@ def swap_blocks(x, y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int n_thread
 
     x and y are C-contiguous ndarrays of one dtype whose element size is 1,
     2, 4 or 8 bytes. A pure copy: no bit depends on the tile size or the
-    thread count. Tiles go to the threads in static blocks."""
+    thread count. The threads claim tiles one at a time."""
     if not isinstance(x, cnp.ndarray) or not isinstance(y, cnp.ndarray):
         raise TypeError("swap_blocks takes ndarrays")
     if outer < 0 or a < 0 or b < 0:
@@ -40,8 +40,10 @@ def swap_blocks(x, y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int n_thread
     cdef int threads = threads_for(n_threads, tiles, outer * a * b)
     cdef Py_ssize_t t
     with nogil:
-        for t in prange(tiles, num_threads=threads, schedule="static"):
+        threads = team_take(threads, n_threads)
+        for t in prange(tiles, num_threads=threads, schedule="dynamic"):
             normops_transpose_tile(px, py, a, b, T, t, word)
+        team_release(threads)
 
 
 def set_transpose_tile(Py_ssize_t elements):
