@@ -13,10 +13,8 @@ from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
 from ._validate import (
-    array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, plain_float, product, truth_argument,
-    zero_d_axis,
+    array_input, at_least_rank, axis_attribute, contiguous, flag_attribute, product, truth_argument, zero_d_axis,
 )
-from .reference import _argcum as _reference_argcum
 
 _FLOAT32 = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
@@ -60,31 +58,6 @@ def run_kernel(x, shape, axis, is_min, last, find_nan, n_threads):
     return out
 
 
-_GEOMETRY = {}  # (shape, axis, keepdims) -> (outer, n, inner, result shape)
-
-
-def _direct(x, axis, keepdims, is_min, last, find_nan, n_threads):
-    """The per-call route (see ``reduction.direct``): the int64 indices of
-    the scan of the non-empty ``plain_float`` x along the int ``axis`` in
-    range (None: the flattened array), in the result's shape; the geometry
-    of a (shape, axis, keepdims) is remembered, as the general path
-    computes it."""
-    key = (x.shape, axis, keepdims)
-    g = _GEOMETRY.get(key)
-    if g is None:
-        if axis is None:
-            g = (1, x.size, 1, (1,) * x.ndim if keepdims else ())
-        else:
-            g = geometry(x.shape, axis) + (reduced_shape(x.shape, axis, keepdims),)
-        if len(_GEOMETRY) >= 1024:
-            _GEOMETRY.clear()
-        _GEOMETRY[key] = g
-    outer, n, inner, shape = g
-    out = np.empty(shape, _INT64)
-    _isa.kernels.arg_reduce(x, out, outer, n, inner, is_min, last, find_nan, n_threads)
-    return out
-
-
 # ------------------------------------------------------------------ ONNX
 
 class _Plan:
@@ -117,6 +90,8 @@ def _compute(plan, mode, n_threads, all_outputs):
 
 
 def _reference(plan):
+    from .reference import _argcum as _reference_argcum  # the executable specification, for reference.run only
+
     out = _reference_argcum.arg_reduce(plan.X, plan.axis, plan.is_min, plan.last, nan_wins=False)
     return [out.reshape(reduced_shape(plan.X.shape, plan.axis, plan.keepdims))]
 
@@ -129,18 +104,15 @@ def _attributes(version):
 
 
 def _try_direct(op, data, axis, keepdims, select_last_index, opset, mode, n_threads):
-    """The direct route (None when it does not apply; the general path then
-    runs and checks everything)."""
-    if (plain_float(data) and data.ndim and data.size
-            and type(axis) is int and -data.ndim <= axis < data.ndim
-            and type(keepdims) is int and 0 <= keepdims <= 1
+    """The direct route (the kernels' ``arg_direct``; None when it does not
+    apply: the general path then runs and checks everything)."""
+    if (type(axis) is int and type(keepdims) is int and 0 <= keepdims <= 1
             and (opset is None or (type(opset) is int and opset in op._version_cache))
             and type(select_last_index) is int
             and (select_last_index == 0 or (select_last_index == 1 and op.version_for(opset) >= 12))):
         n = _config.direct_threads(mode, n_threads, op.op_type)
         if n is not None:
-            return _direct(data, axis + data.ndim if axis < 0 else axis, keepdims, op.op_type == "ArgMin",
-                           select_last_index, False, n)
+            return _isa.kernels.arg_direct(data, axis, keepdims, op is ARG_MIN, select_last_index, False, n, False)
     return None
 
 
@@ -162,7 +134,14 @@ ARG_MIN = _register("ArgMin")
 
 
 def _named(op, data, axis, keepdims, select_last_index, opset, mode, n_threads, full_output):
-    if full_output is False:
+    if (opset is None and mode is None and n_threads is None and full_output is False  # every default
+            and type(axis) is int and type(keepdims) is int and 0 <= keepdims <= 1
+            and type(select_last_index) is int and 0 <= select_last_index <= 1):
+        y = _isa.kernels.arg_direct(data, axis, keepdims, op is ARG_MIN, select_last_index, False,
+                                    _config.kernel_threads(None, op.op_type), False)
+        if y is not None:
+            return y
+    elif full_output is False:
         y = _try_direct(op, data, axis, keepdims, select_last_index, opset, mode, n_threads)
         if y is not None:
             return y
@@ -192,15 +171,12 @@ def arg_min(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=N
 # ----------------------------------------------------------- NumPy style
 
 def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
-    if (out is None and _INTP is _INT64 and plain_float(a) and a.size and (keepdims is False or keepdims is True)
-            and (axis is None or (type(axis) is int and -a.ndim <= axis < a.ndim))):
+    if out is None and _INTP is _INT64 and (keepdims is False or keepdims is True):
         n = _config.direct_threads(None, n_threads, name)
-        if n is not None:
-            if axis is None:
-                index = _direct(a, None, keepdims, is_min, False, True, n)
-                return index if index.ndim else _INTP.type(index[()])
-            index = _direct(a, axis + a.ndim if axis < 0 else axis, keepdims, is_min, False, True, n)
-            return index if index.ndim else _INTP.type(index[()])  # a scalar, as NumPy gives
+        if n is not None:  # the direct route (None: not applicable)
+            index = _isa.kernels.arg_direct(a, axis, keepdims, is_min, False, True, n, True)
+            if index is not None:
+                return index
     a = array_input(name, "a", a)
     if a.dtype.kind == "b":
         a = a.view(np.uint8)  # False < True, as NumPy compares them

@@ -19,7 +19,6 @@ from ._validate import (
     array_input, at_least_rank, axis_attribute, axis_in_range, contiguous, flag_attribute, rounded_to, zero_d_axis,
 )
 from .arg_reduce import geometry
-from .reference import _argcum as _reference_argcum
 
 _FLOAT32 = np.dtype(np.float32)
 #: signed integers are summed as their unsigned view (the same bits mod 2^k)
@@ -92,19 +91,44 @@ def _compute(plan, mode, n_threads, all_outputs):
 
 
 def _reference(plan):
+    from .reference import _argcum as _reference_argcum  # the executable specification, for reference.run only
+
     op = np.multiply if plan.multiply else np.add
     return [_reference_argcum.cumulate(plan.X, plan.axis, plan.exclusive, plan.reverse, op)]
 
 
+def _try_direct(op, x, axis, exclusive, reverse, opset, mode, n_threads, full_output):
+    """The direct route of the named functions (the kernels' ``cum_direct``:
+    a plain float32/float64 x and an axis of the usual types); None when it
+    does not apply, and the general path then checks and computes it."""
+    if (opset is None and full_output is False and axis is not None
+            and type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1):
+        n = _config.direct_threads(mode, n_threads, op.op_type)
+        if n is not None:
+            return _isa.kernels.cum_direct(x, axis, exclusive, reverse, op is CUM_PROD, n)
+    return None
+
+
+def _run_fast(op, inputs, attributes, version, mode, n_threads):
+    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+    y = _try_direct(op, inputs[0], inputs[1], attributes["exclusive"], attributes["reverse"], None, mode, n_threads,
+                    False)
+    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+
+
 CUM_SUM = register(OpDef(
     "CumSum", versions=(11, 14), inputs=("x", "axis"), n_required=2, outputs=("y",),
-    attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference))
+    attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference,
+    run_fast=_run_fast))
 
 
 def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX CumSum (opsets 11, 14): the cumulative sum of ``x`` along
     ``axis`` (an int32/int64 0-d tensor, or a Python int), sequential in the
     direction of accumulation. Both flavours give the same bits."""
+    y = _try_direct(CUM_SUM, x, axis, exclusive, reverse, opset, mode, n_threads, full_output)
+    if y is not None:
+        return y
     outputs = CUM_SUM.call((x, axis), {"exclusive": exclusive, "reverse": reverse},
                            opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
@@ -112,7 +136,8 @@ def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads
 
 CUM_PROD = register(OpDef(
     "CumProd", versions=(26,), inputs=("x", "axis"), n_required=2, outputs=("y",),
-    attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference))
+    attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference,
+    run_fast=_run_fast))
 
 
 def cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None, full_output=False):
@@ -120,6 +145,9 @@ def cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_thread
     ``axis`` (an int32/int64 0-d tensor, or a Python int), sequential in the
     direction of accumulation; an exclusive product starts with 1. Integers
     wrap around. Both flavours give the same bits."""
+    y = _try_direct(CUM_PROD, x, axis, exclusive, reverse, opset, mode, n_threads, full_output)
+    if y is not None:
+        return y
     outputs = CUM_PROD.call((x, axis), {"exclusive": exclusive, "reverse": reverse},
                             opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
@@ -185,6 +213,15 @@ def _numpy_cumulative(name, a, axis, dtype, out, n_threads, multiply):
     return out
 
 
+def _numpy_direct(name, a, axis, dtype, out, n_threads, multiply):
+    """The direct route of ``cumsum``/``cumprod`` (None: not applicable)."""
+    if dtype is None and out is None and (axis is None or type(axis) is int):
+        n = _config.direct_threads(None, n_threads, name)
+        if n is not None:
+            return _isa.kernels.cum_direct(a, axis, False, False, multiply, n)
+    return None
+
+
 def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
     """``numpy.cumsum``: the cumulative sum along ``axis`` (None: of the
     flattened array), with NumPy's result dtype (bool and small integers
@@ -195,7 +232,8 @@ def cumsum(a, axis=None, dtype=None, out=None, *, n_threads=None):
     NumPy's; float16/bfloat16 keep a float32 running sum and round each
     output once (NumPy rounds every partial sum to float16). Integer sums
     wrap around. Complex, object and other dtypes raise UnsupportedError."""
-    return _numpy_cumulative("cumsum", a, axis, dtype, out, n_threads, False)
+    y = _numpy_direct("cumsum", a, axis, dtype, out, n_threads, False)
+    return _numpy_cumulative("cumsum", a, axis, dtype, out, n_threads, False) if y is None else y
 
 
 def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
@@ -207,4 +245,5 @@ def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
     product and round each output once (NumPy rounds every partial product
     to float16). Integer products wrap around. Complex, object and other
     dtypes raise UnsupportedError."""
-    return _numpy_cumulative("cumprod", a, axis, dtype, out, n_threads, True)
+    y = _numpy_direct("cumprod", a, axis, dtype, out, n_threads, True)
+    return _numpy_cumulative("cumprod", a, axis, dtype, out, n_threads, True) if y is None else y

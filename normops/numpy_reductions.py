@@ -12,10 +12,10 @@ import operator
 
 import numpy as np
 
-from . import _config
+from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
-from ._validate import array_input, is_float_dtype, plain_float, truth_argument, zero_d_axis
-from .reduction import ONE_AXIS, all_axes, direct, fast_exp, kernel_accumulate, normalize_axes, reduce, resolve
+from ._validate import array_input, is_float_dtype, truth_argument, zero_d_axis
+from .reduction import KINDS, ONE_AXIS, accumulation_for, all_axes, normalize_axes, reduce, resolve
 
 
 class _NoValueType:
@@ -51,21 +51,16 @@ def _axes(name, axis, ndim):
 
 
 def _direct(name, kind, a, axis, keepdims, mode, n_threads):
-    """The direct route (``reduction.direct``) of a call whose other
-    arguments are their defaults: a non-empty ``plain_float`` a, keepdims a
-    bool, mode and n_threads passing by type. Returns None to send the call
-    down the general path; the only error it can raise is the axis check's,
-    reached in the same state as there."""
-    if not (plain_float(a) and (keepdims is False or keepdims is True) and a.size):
-        return None
-    n = _config.direct_threads(mode, n_threads, name)
-    if n is None:
-        return None
-    y = direct(kind, a, _axes(name, axis, a.ndim), keepdims, n,
-               kind == "ReduceLogSumExp" and fast_exp(kind, _config.resolve_mode(mode, name)))
-    if y is None:
-        return None
-    return y[()] if y.ndim == 0 else y
+    """The direct route (the kernels' ``reduce_direct``) of a call whose
+    other arguments are their defaults: keepdims a bool, axis None, an int
+    or a tuple of ints, mode and n_threads passing by type. Returns None to
+    send the call down the general path (which alone raises errors)."""
+    if keepdims is False or keepdims is True:
+        n = _config.direct_threads(mode, n_threads, name)
+        if n is not None:
+            return _isa.kernels.reduce_direct(a, axis, keepdims, accumulation_for(kind, mode),
+                                              KINDS[kind][1], n, False, True)
+    return None
 
 
 def _refuse(name, **arguments):
@@ -135,16 +130,15 @@ def _finish(name, y, out):
 def _run(name, kind, a, axis, keepdims, mode, n_threads):
     keepdims = _keepdims(name, keepdims)
     n_threads = resolve(name, mode, n_threads)
-    fast = kind == "ReduceLogSumExp" and fast_exp(kind, _config.resolve_mode(mode, name))
     axes = _axes(name, axis, a.ndim)
     if a.dtype.kind in "iu" and (a.dtype.itemsize == 2 or (a.dtype.itemsize == 1 and kind not in (
             "numpy.max", "numpy.min"))):
         # types the kernels do not hold: wrap-around arithmetic in 64 bits,
         # then wrapped to the type, gives the same bits (and max/min the same value)
         wide = np.int64 if a.dtype.kind == "i" else np.uint64
-        y = reduce(kind, a.astype(wide), axes, keepdims, kernel_accumulate(n_threads))
+        y = reduce(kind, a.astype(wide), axes, keepdims, n_threads)
         return y.astype(a.dtype)
-    return reduce(kind, a, axes, keepdims, kernel_accumulate(n_threads, fast))
+    return reduce(kind, a, axes, keepdims, n_threads, mode)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue, *,

@@ -3,23 +3,55 @@ ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp, every opset.
 
 Axes are an attribute before ReduceSum-13 / the others' opset 18 and the
 optional int64 second input from then on (seed spec, "Reductions"). The
-arithmetic is ``normops.reference._reduce.evaluate`` with the kernels'
-accumulation (normops/_kernels/reduce.pxi).
+float arithmetic, accumulation and finishing step, is the kernels'
+(normops/_kernels/reduce.pxi, ``reduce_finish``); this module lays the data
+out as the seed spec says, and finishes the integer reductions.
+normops/reference/_reduce.py is the independent executable specification
+the tests compare with.
 """
 import numpy as np
 
 from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 from ._registry import OpDef, register
-from ._validate import array_input, compute_dtype, flag_attribute, int_attribute, is_float_dtype, plain_float
-from .reference import _reduce as _spec
-from .reference._sum16 import canonical_nan
+from ._validate import (
+    array_input, compute_dtype, contiguous, flag_attribute, int_attribute, is_float_dtype, rounded_to,
+)
 
 _INTS = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
 _SMALL_INTS = tuple(np.dtype(t) for t in ("int8", "uint8"))
+_FLOAT64 = np.dtype(np.float64)
+
+# The kernels' accumulations (reduce.h) and finishing steps (reduce.pxi).
+SUM, SUM_ABS, SUM_SQUARE, SUM_EXP, PROD, MAX, MIN, MAX_NAN, MIN_NAN = range(9)
+FINISH_NONE, FINISH_MEAN, FINISH_SQRT, FINISH_LOG, FINISH_LOGSUMEXP, FINISH_NAN_FIRST = range(6)
+
+#: kind -> (accumulation, finishing): the ONNX operators, and NumPy's max
+#: and min (any NaN wins; the ONNX ones scan past NaN unless it is first).
+KINDS = {
+    "ReduceSum": (SUM, FINISH_NONE), "ReduceMean": (SUM, FINISH_MEAN), "ReduceL1": (SUM_ABS, FINISH_NONE),
+    "ReduceL2": (SUM_SQUARE, FINISH_SQRT), "ReduceSumSquare": (SUM_SQUARE, FINISH_NONE),
+    "ReduceLogSum": (SUM, FINISH_LOG), "ReduceLogSumExp": (SUM_EXP, FINISH_LOGSUMEXP),
+    "ReduceProd": (PROD, FINISH_NONE), "ReduceMax": (MAX, FINISH_NAN_FIRST), "ReduceMin": (MIN, FINISH_NAN_FIRST),
+    "numpy.max": (MAX_NAN, FINISH_NONE), "numpy.min": (MIN_NAN, FINISH_NONE),
+}
+
+#: ReduceLogSumExp's terms by the fast exponential (reduce.h): the one
+#: reduction whose flavours differ (float32 work; float64 has one exponential).
+SUM_EXP_FAST = 9
+
+
+def accumulation_for(kind, mode):
+    """The kernels' accumulation of ``kind`` in the flavour ``mode`` (None:
+    the configured one; already checked)."""
+    op = KINDS[kind][0]
+    if op == SUM_EXP and _config.resolve_mode(mode, kind) == "fast":
+        return SUM_EXP_FAST
+    return op
+
 
 # op_type -> (since_versions, the version taking axes as an input)
-_VERSIONS = {op: ((1, 11, 13, 18), 18) for op in _spec.KINDS if op.startswith("Reduce")}
+_VERSIONS = {op: ((1, 11, 13, 18), 18) for op in KINDS if op.startswith("Reduce")}
 _VERSIONS["ReduceSum"] = ((1, 11, 13), 13)
 _VERSIONS["ReduceMax"] = _VERSIONS["ReduceMin"] = ((1, 11, 12, 13, 18, 20), 18)
 
@@ -115,137 +147,178 @@ def _bind(op, version, inputs, attributes):
     return plan
 
 
-#: The kernels' op for ReduceLogSumExp's terms in the fast flavour: the fast
-#: exponential (float32; the one reduction whose flavours differ, and which
-#: normops.reference, a model of the exact flavour, does not model).
-SUM_EXP_FAST = 9
+# ------------------------------------------------------------------ layout
+
+def _arrangement(shape, axes, keepdims):
+    """``(perm, O, R, C, out_shape)`` of a reduction of ``shape`` over the
+    axis set ``axes`` (seed spec, "Reductions"): extent-1 axes go first
+    and count for nothing; the kept axes after the last reduced one stay
+    last, side by side (C, the column layout when C > 1); the other kept
+    axes (O) come before the reduced ones (R), each group in its order.
+    The data transposed by perm is then O x R x C, every output's terms in
+    row-major order along R. perm is None when it is the identity."""
+    ones = [i for i, n in enumerate(shape) if n == 1]
+    rest = [i for i, n in enumerate(shape) if n != 1]
+    inner = []
+    while rest and rest[-1] not in axes:
+        inner.insert(0, rest.pop())
+    outer = [i for i in rest if i not in axes]
+    reduced = [i for i in rest if i in axes]
+    perm = tuple(ones + outer + reduced + inner)
+    O, R, C = (int(np.prod([shape[i] for i in group], dtype=np.int64)) for group in (outer, reduced, inner))
+    if keepdims:
+        out_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    else:
+        out_shape = tuple(n for i, n in enumerate(shape) if i not in axes)
+    return (None if perm == tuple(range(len(shape))) else perm), O, R, C, out_shape
 
 
-def fast_exp(kind, mode):
-    """True when ``kind`` takes the fast exponential: ReduceLogSumExp in
-    the fast flavour (``mode`` resolved)."""
-    return mode == "fast" and kind == "ReduceLogSumExp"
+_ARRANGEMENTS = {}
 
 
-def kernel_accumulate(n_threads, fast=False):
-    """The kernels' accumulation, in the form ``_spec.evaluate`` takes
-    (``fast``: sums of exponentials by the fast exponential)."""
-    def accumulate(x3, op, center):
-        if fast and op == _spec.SUM_EXP:
-            op = SUM_EXP_FAST
-        O, R, C = x3.shape
-        out = np.empty((O, C), x3.dtype)
-        _isa.kernels.reduce_accumulate(x3, out, O, R, C, op, center, n_threads)
-        return out
-    return accumulate
+def arrangement(shape, axes, keepdims):
+    """``_arrangement``, remembered per (shape, axes, keepdims)."""
+    key = (shape, axes, keepdims)
+    found = _ARRANGEMENTS.get(key)
+    if found is None:
+        found = _arrangement(shape, axes, keepdims)
+        if len(_ARRANGEMENTS) >= 1024:
+            _ARRANGEMENTS.clear()
+        _ARRANGEMENTS[key] = found
+    return found
 
 
-def reduce(kind, X, axes, keepdims, accumulate):
-    """``kind`` of the checked array X over the axis set ``axes``."""
-    if not is_float_dtype(X.dtype):
-        return _spec.evaluate_integer(kind, X, axes, keepdims, accumulate)
-    return _spec.evaluate(kind, X, axes, keepdims, accumulate, compute_dtype(X.dtype))
+def _arranged(x, perm, O, R, C, dtype):
+    """x as the contiguous O x R x C array of its arrangement, in ``dtype``."""
+    return contiguous(x if perm is None else x.transpose(perm), dtype).reshape(O, R, C)
+
+
+# ------------------------------------------------------------------ floats
+
+def _empty_float(op, finishing):
+    """The result of an empty reduction: the accumulation's identity,
+    finished (log 0 = -inf; the mean of nothing is 0 by ReduceMean)."""
+    if finishing in (FINISH_LOG, FINISH_LOGSUMEXP) or op in (MAX, MAX_NAN):
+        return -np.inf
+    if op in (MIN, MIN_NAN):
+        return np.inf
+    return 1.0 if op == PROD else 0.0
+
+
+def _reduce_float(op, finishing, X, axes, keepdims, n_threads):
+    perm, O, R, C, out_shape = arrangement(X.shape, axes, keepdims)
+    work = compute_dtype(X.dtype)  # float16/bfloat16 widened exactly to float32
+    if O * C == 0 or R == 0:
+        y = np.full(out_shape, _empty_float(op, finishing), work)
+    else:
+        y = np.empty(out_shape, work)
+        _isa.kernels.reduce_finish(_arranged(X, perm, O, R, C, work), y, O, R, C, op, finishing, n_threads)
+    return rounded_to(y, X.dtype)  # one rounding; a canonical NaN stays canonical
+
+
+# ---------------------------------------------------------------- integers
+# Wrap-around sums and products are associative and commutative modulo
+# 2^bits and max/min pick a value, so the kernels' lane orders give the
+# same bits as any other. The finishing steps follow ONNX Runtime: the mean
+# truncates toward zero, L2 is the truncated float64 square root (0 when
+# the sum wrapped negative), ReduceLogSum the truncated log64 of the sum,
+# ReduceLogSumExp the maximum m plus the truncated float64
+# log(sum(exp(x - m))); a non-finite or out-of-range float64 result gives
+# the type's minimum (what x86's conversion gives).
+
+def _log64(v, n_threads):
+    out = np.empty_like(v)
+    _isa.kernels.log64_into(v.reshape(-1), out.reshape(-1), n_threads)
+    return out
+
+
+def _truncated(v, dtype):
+    """float64 ``v`` truncated toward zero to the integer ``dtype``; the
+    type's minimum where it is NaN, infinite or out of range."""
+    info = np.iinfo(dtype)
+    t = np.trunc(v)
+    fits = (t >= float(info.min)) & (t < 2.0 ** (info.bits - (info.min < 0)))  # False for NaN
+    out = np.full(v.shape, info.min, dtype)
+    out[fits] = t[fits].astype(dtype)
+    return out
+
+
+def _empty_integer(op, finishing, dtype):
+    info = np.iinfo(dtype)
+    if finishing in (FINISH_LOG, FINISH_LOGSUMEXP) or op in (MAX, MAX_NAN):
+        return info.min
+    if op in (MIN, MIN_NAN):
+        return info.max
+    return 1 if op == PROD else 0
+
+
+def _reduce_integer(op, finishing, X, axes, keepdims, n_threads):
+    dtype = X.dtype
+    perm, O, R, C, out_shape = arrangement(X.shape, axes, keepdims)
+    if O * C == 0 or R == 0:
+        return np.full(out_shape, _empty_integer(op, finishing, dtype), dtype)
+    # 8-bit max/min (the only 8-bit reductions) on 32-bit lanes: the same values
+    lanes = dtype if dtype.itemsize >= 4 else np.dtype(np.int32 if dtype.kind == "i" else np.uint32)
+    x3 = _arranged(X, perm, O, R, C, lanes)
+    kernels = _isa.kernels
+    y = np.empty((O, C), lanes)
+    kernels.reduce_accumulate(x3, y, O, R, C, MAX if op == SUM_EXP else op, None, n_threads)
+    y = y.astype(dtype, copy=False)
+    with np.errstate(all="ignore"):
+        if op == SUM_EXP:
+            d = x3.astype(np.float64) - y.astype(np.float64)[:, None, :]  # <= 0, exactly 0 at the maximum
+            s = np.empty((O, C), np.float64)
+            kernels.reduce_accumulate(d, s, O, R, C, SUM_EXP, np.zeros((O, C), np.float64), n_threads)
+            y = y + _truncated(_log64(s, n_threads), dtype)  # wraps around
+        elif finishing == FINISH_MEAN:
+            count = dtype.type(R)
+            y = (y - np.fmod(y, count)) // count  # the quotient truncated toward zero, exactly
+        elif finishing == FINISH_SQRT:
+            r = np.sqrt(y.astype(np.float64))
+            y = np.where(r >= 0, np.trunc(r), 0).astype(dtype)
+        elif finishing == FINISH_LOG:
+            y = _truncated(_log64(y.astype(np.float64), n_threads), dtype)
+    return y.reshape(out_shape)
+
+
+def reduce(kind, X, axes, keepdims, n_threads, mode="exact"):
+    """``kind`` of the checked array X over the axis set ``axes`` in the
+    flavour ``mode``."""
+    op, finishing = KINDS[kind]
+    if is_float_dtype(X.dtype):
+        return _reduce_float(accumulation_for(kind, mode), finishing, X, axes, keepdims, n_threads)
+    return _reduce_integer(op, finishing, X, axes, keepdims, n_threads)
 
 
 # ------------------------------------------------------------ direct route
-# A call on a large array runs its Python steps from the L3 (the array's
-# read has flushed L1 and L2), so each step costs several times its warm
-# time. For the common case (a plain float32/float64 array, arguments of
-# the usual types) the named functions check what they can by type, then
-# go straight to the kernel; anything else takes the general path, which
-# alone raises errors (the direct route only calls the same checks once
-# everything before them is known to pass, so errors and their order do
-# not change).
-
-def has_nan(y, kernels):
-    """True when the non-empty contiguous float array y holds a NaN, by the
-    kernels' max with NaN winning (no NumPy ufunc on the per-call path)."""
-    flag = np.empty(1, y.dtype)
-    kernels.reduce_accumulate(y, flag, 1, y.size, 1, _spec.MAX_NAN, None, 1)
-    v = flag[0]
-    return v != v
-
-
-def _moves_only_ones(shape, perm):
-    """True when ``perm`` moves only extent-1 axes: x transposed by it is x's
-    own data in the same order (what the general path's transpose gives)."""
-    moved = [i for i in perm if shape[i] != 1]
-    return moved == sorted(moved)
-
-
-def direct(kind, x, axes, keepdims, n_threads, fast=False):
-    """``reduce(kind, x, axes, keepdims, kernel_accumulate(n_threads, fast))`` for
-    a ``plain_float`` x and a checked axis set, with the same geometry and
-    steps; None when the layout needs a transposition or a reduction is
-    empty (the general path then computes it)."""
-    perm, O, R, C, out_shape = _spec.geometry(x.shape, axes, keepdims)
-    if (perm is not None and not _moves_only_ones(x.shape, perm)) or R == 0 or O * C == 0:
-        return None
-    op, finishing = _spec.KINDS[kind]
-    kernels = _isa.kernels
-    if finishing is None and op != _spec.SUM_EXP:
-        y = np.empty(out_shape, x.dtype)  # (O, C) in the output's shape
-        kernels.reduce_accumulate(x, y, O, R, C, op, None, n_threads)
-    else:
-        x3 = x.reshape(O, R, C)
-        raw, m = _spec.accumulated(x3, op, kernel_accumulate(n_threads, fast))
-        y = (raw if finishing is None else _spec.finish(finishing, raw, x3, R, m)).reshape(out_shape)
-    return canonical_nan(y) if has_nan(y, kernels) else y
-
-
-def _direct_axes(name, axes, ndim):
-    """The axis set of an ONNX ``axes`` input given as a 1-D integer ndarray
-    or a list/tuple of ints in range; None for anything else. Only the
-    repeated-axis error can arise, as on the general path."""
-    if type(axes) is np.ndarray:
-        if axes.dtype.kind not in "iu" or axes.ndim != 1:
-            return None
-        values = axes.tolist()
-    elif type(axes) is list or type(axes) is tuple:
-        for v in axes:
-            if type(v) is not int or not -ndim <= v < ndim:
-                return None
-        values = list(axes)
-    else:
-        return None
-    if not values:
-        return all_axes(ndim)
-    key = (ndim, *values)
-    axis_set = _AXIS_SETS.get(key)
-    if axis_set is None:  # checked once per (rank, axes); errors are never remembered
-        axis_set = normalize_axes(name, "input 'axes'", values, ndim)
-        if len(_AXIS_SETS) >= 1024:
-            _AXIS_SETS.clear()
-        _AXIS_SETS[key] = axis_set
-    return axis_set
-
-
-_AXIS_SETS = {}  # (rank, *axes) -> the checked axis set
-
+# The common call (a plain float32/float64 array, arguments of the usual
+# types) goes in one kernel call (reduce_direct: the layout, accumulation
+# and finishing, with no copy); the kernel returns None for anything else,
+# and the general path, the only place errors come from, then checks and
+# computes it (only the same checks run before, so errors and their order
+# do not change).
 
 def _compute(plan, mode, n_threads, all_outputs):
-    return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims,
-                   kernel_accumulate(n_threads, fast_exp(plan.kind, mode)))]
+    return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims, n_threads, mode)]
 
 
 def _reference(plan):
-    return [reduce(plan.kind, plan.X, plan.axes, plan.keepdims, _spec.accumulate)]
+    from .reference import _reduce as spec  # the executable specification, for reference.run only
+
+    return [spec.reduce(plan.kind, plan.X, plan.axes, plan.keepdims)]
 
 
 def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads):
     """The direct route of a call with the axes as an input (None when it
     does not apply; the general path then runs and checks everything)."""
-    op_type = op.op_type
-    if (plain_float(data) and type(keepdims) is int and 0 <= keepdims <= 1
+    if (type(keepdims) is int and 0 <= keepdims <= 1
             and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0
-            and (opset is None or (type(opset) is int and opset in op._version_cache))
-            and op.version_for(opset) >= _VERSIONS[op_type][1]):
-        n = _config.direct_threads(mode, n_threads, op_type)
+            and (opset is None or (type(opset) is int and opset in op._version_cache
+                                   and op.version_for(opset) >= _VERSIONS[op.op_type][1]))):
+        n = _config.direct_threads(mode, n_threads, op.op_type)
         if n is not None:
-            axis_set = all_axes(data.ndim) if axes is None else _direct_axes(op_type, axes, data.ndim)
-            if axis_set is not None:
-                return direct(op_type, data, axis_set, keepdims, n,
-                              op_type == "ReduceLogSumExp" and fast_exp(op_type, _config.resolve_mode(mode, op_type)))
+            return _isa.kernels.reduce_direct(data, axes, keepdims, accumulation_for(op.op_type, mode),
+                                              KINDS[op.op_type][1], n, True, False)
     return None
 
 
@@ -253,7 +326,7 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
     """``normops.run`` (and ONNX sessions): the named functions' direct route."""
     if version >= _VERSIONS[op.op_type][1]:
         y = _try_direct(op, inputs[0], inputs[1], attributes["keepdims"], attributes["noop_with_empty_axes"],
-                        version, mode, n_threads)
+                        None, mode, n_threads)
         if y is not None:
             return [y]
     return op.call(inputs, attributes, version, mode, n_threads)
@@ -294,8 +367,19 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
 
 
 def _make(op_type, doc):
+    accumulation, finishing = KINDS[op_type]
+
     def function(data, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=None, mode=None,
                  n_threads=None, full_output=False):
+        if (opset is None and mode is None and n_threads is None and full_output is False
+                and type(keepdims) is int and 0 <= keepdims <= 1
+                and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0):  # every default: the shortest way
+            y = _isa.kernels.reduce_direct(data, axes, keepdims,
+                                           accumulation if accumulation != SUM_EXP else
+                                           accumulation_for(op_type, None), finishing,
+                                           _config.kernel_threads(None, op_type), True, False)
+            if y is not None:
+                return y
         return _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads,
                       full_output)
     snake = "reduce_" + {"L1": "l1", "L2": "l2", "SumSquare": "sum_square", "LogSum": "log_sum",

@@ -1,25 +1,29 @@
-"""The direct per-call route of the reductions (reduction.direct,
-arg_reduce._direct) against the general path.
+"""The direct per-call route of the reductions (the kernels'
+``reduce_direct``, ``arg_direct`` and ``cum_direct``) against the general
+path.
 
 Every call is made twice in the same state: once as it is (the direct
-route where it applies) and once with the direct route switched off
-(``plain_float`` made to refuse every array, so the general path, the one
-the rest of the suite checks against the reference, computes it). The
-results must have the same bits, dtype, shape and type; the errors the
-same class and message. Counters on the direct functions show which
-calls took the direct route, so a route that silently always falls back
-fails here too.
+route where it applies) and once with the direct route switched off (the
+three kernel entries made to return None, "not applicable", at every ISA
+level, so the general path, the one the rest of the suite checks against
+the reference, computes it). The results must have the same bits, dtype,
+shape and type; the errors the same class and message. Counters on the
+direct entries show which calls took the direct route, so a route that
+silently always falls back fails here too.
 """
 import numpy as np
 import pytest
 
 import normops
+import normops._isa
 import normops.ops
-from normops import InvalidInputError, UnsupportedError, arg_reduce, numpy_reductions, reduction
+import normops.reference
+from normops import InvalidInputError, UnsupportedError
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 RNG = np.random.default_rng(20261130)
 FLOATS = [np.float32, np.float64]
+DIRECT_ENTRIES = ("reduce_direct", "arg_direct", "cum_direct")
 
 
 def bits(a):
@@ -31,26 +35,21 @@ class Routes:
     """Calls a function by the direct route and by the general path."""
 
     def __init__(self, monkeypatch):
-        self.monkeypatch = monkeypatch
         self.taken = 0
-        real = {m: m.plain_float for m in (reduction, numpy_reductions, arg_reduce)}
-        self.real = real
         self.direct_on = True
-        for module in real:
-            monkeypatch.setattr(module, "plain_float", self._plain_float(module))
-        for module, name in ((reduction, "direct"), (numpy_reductions, "direct"), (arg_reduce, "_direct")):
-            monkeypatch.setattr(module, name, self._counted(getattr(module, name)))
+        for level in normops._isa.available_levels():
+            kernels = normops._isa.load(level)
+            for name in DIRECT_ENTRIES:
+                monkeypatch.setattr(kernels, name, self._switched(getattr(kernels, name)))
 
-    def _plain_float(self, module):
-        real = self.real[module]
-        return lambda x: self.direct_on and real(x)
-
-    def _counted(self, function):
-        def counted(*args):
-            y = function(*args)
+    def _switched(self, entry):
+        def switched(*args):
+            if not self.direct_on:
+                return None
+            y = entry(*args)
             self.taken += y is not None
             return y
-        return counted
+        return switched
 
     def call(self, direct, f, *args, **kwargs):
         """(result or exception, whether the direct route produced it)."""
@@ -190,7 +189,7 @@ def test_arg_reductions_same_bits(routes, dtype, shape):
                                                       opset=opset, n_threads=2)
                         assert_identical(got, want, f"{f.__name__}{shape} axis={axis} last={last} opset={opset}")
                         taken += took
-    assert taken > 0 or 0 in shape
+    assert taken > 0 or 0 in shape or not shape  # a 0-d input takes the general path
 
 
 def test_long_reductions_same_bits(routes):
@@ -224,7 +223,10 @@ def test_direct_route_is_taken_for_the_common_calls(routes):
         lambda: normops.argmax(a, axis=-1), lambda: normops.argmin(a),
         lambda: normops.reduce_sum(a, np.array([0])), lambda: normops.reduce_log_sum_exp(a),
         lambda: normops.reduce_max(a, [1], keepdims=0), lambda: normops.ops.arg_max(a, axis=1),
-        lambda: normops.sum(a, axis=0, mode="exact", n_threads=2),
+        lambda: normops.sum(a, axis=0, mode="exact", n_threads=2), lambda: normops.cumsum(a, axis=1),
+        lambda: normops.cumprod(a), lambda: normops.ops.cum_sum(a, 1), lambda: normops.ops.cum_prod(a, np.array(0)),
+        lambda: normops.ops.arg_min(a, axis=0, select_last_index=1, n_threads=1),
+        lambda: normops.reduce_l2(a, (0, 1), keepdims=0, mode="fast"),
     ]
     for i, call in enumerate(calls):
         _, taken = routes.call(True, call)
@@ -328,26 +330,82 @@ def test_every_isa_level(routes):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_has_nan_finds_a_nan_anywhere(dtype):
-    """The direct route's NaN check (the kernels' NaN-winning max), at every
-    ISA level: one NaN of either sign or a payload at each position of
-    short and odd lengths, among infinities, and none at all."""
-    import normops._isa
+@pytest.mark.parametrize("shape", SHAPES + [(), (3, 0)])
+def test_cumulative_same_bits(routes, dtype, shape):
+    x = special(shape, dtype)
+    ndim = len(shape)
+    taken = 0
+    for f in (normops.cumsum, normops.cumprod):
+        for axis in [None] + list(range(-ndim, ndim)):
+            for n_threads in (None, 1, 3):
+                got, want, took = routes.both(f, x, axis=axis, n_threads=n_threads)
+                assert_identical(got, want, f"{f.__name__}{shape} axis={axis} n={n_threads}")
+                taken += took
+    for f in (normops.ops.cum_sum, normops.ops.cum_prod):
+        for axis in list(range(-ndim, ndim)) + [np.array(0), np.array([-1], np.int32)]:
+            for exclusive in (0, 1):
+                for reverse in (0, 1):
+                    got, want, took = routes.both(f, x, axis, exclusive=exclusive, reverse=reverse, n_threads=2)
+                    assert_identical(got, want, f"{f.__name__}{shape} axis={axis!r} {exclusive} {reverse}")
+                    taken += took
+    assert taken > 0 or 0 in shape or not shape
 
+
+def test_cumulative_fallbacks_and_errors(routes):
+    a = RNG.standard_normal((6, 8)).astype(np.float32)
+    fallbacks = [
+        (normops.cumsum, (a,), {"axis": np.int64(0)}), (normops.cumsum, (a,), {"dtype": np.float64}),
+        (normops.cumsum, (a,), {"out": np.empty((6, 8), np.float32), "axis": 1}),
+        (normops.cumprod, (a.astype(np.float16),), {}), (normops.cumsum, (a.tolist(),), {"axis": 0}),
+        (normops.cumsum, (a[:, ::2],), {"axis": 0}), (normops.cumsum, (a,), {"axis": np.array([0])}),
+        (normops.ops.cum_sum, (a, np.array([1], np.uint8)), {}), (normops.ops.cum_sum, (a, 1), {"opset": 14}),
+        (normops.ops.cum_sum, (a, 1), {"exclusive": True}), (normops.ops.cum_prod, (a, 0), {"full_output": True}),
+        (normops.ops.cum_sum, (a, np.int64(1)), {}), (normops.ops.cum_sum, (a.astype(np.float16), 1), {}),
+    ]
+    for f, args, kwargs in fallbacks:
+        got, want, taken = routes.both(f, *args, **kwargs)
+        assert_identical(got, want, f"{f.__name__} {kwargs}")
+        assert not taken, f"{f.__name__} {kwargs}"
+    bad = [
+        (normops.cumsum, (a,), {"axis": 2}), (normops.cumsum, (a,), {"axis": -3}), (normops.cumsum, (a,), {"axis": 1.0}),
+        (normops.cumsum, (a,), {"axis": [0]}), (normops.cumprod, (a,), {"axis": True}),
+        (normops.cumsum, (a,), {"n_threads": 0}), (normops.cumsum, (a,), {"axis": np.array([0])}),
+        (normops.ops.cum_sum, (a, 2), {}), (normops.ops.cum_sum, (a, np.array([0, 1])), {}),
+        (normops.ops.cum_sum, (a, None), {}), (normops.ops.cum_sum, (a, 1.0), {}),
+        (normops.ops.cum_sum, (a, True), {}), (normops.ops.cum_sum, (a, 1), {"exclusive": 2}),
+        (normops.ops.cum_sum, (a, 1), {"reverse": -1}), (normops.ops.cum_sum, (a, 1), {"mode": "slow"}),
+        (normops.ops.cum_prod, (a, 1), {"n_threads": 0}), (normops.ops.cum_prod, (a, 1), {"opset": 25}),
+        (normops.ops.cum_sum, (np.float32(1.0), 0), {}),
+    ]
+    for f, args, kwargs in bad:
+        got, want, _ = routes.both(f, *args, **kwargs)
+        if isinstance(want, Exception):
+            assert type(want).__name__ in ("InvalidInputError", "UnsupportedError"), (f.__name__, kwargs, want)
+        assert_identical(got, want, f"{f.__name__} {args[1:]} {kwargs}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_a_nan_anywhere_gives_the_canonical_nan(dtype):
+    """A NaN of either sign or with a payload at each position of short and
+    odd rows and columns: the direct route's results (finishing and the
+    canonical NaN in the kernel) equal the reference's at every ISA level."""
     u = UINT[np.dtype(dtype).itemsize]
     nans = np.array([0x7FC00000, 0xFFC00000, 0x7F800001] if u is np.uint32 else
                     [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001], u).view(dtype)
-    for level in normops._isa.available_levels():
-        with normops._isa.use(level) as kernels:
-            for n in (1, 2, 7, 16, 17, 33, 64, 100):
-                y = np.full(n, -np.inf, dtype)
-                y[::3] = np.inf
-                assert not reduction.has_nan(y, kernels)
-                for i in range(n):
-                    for v in nans:
-                        z = y.copy()
-                        z[i] = v
-                        assert reduction.has_nan(z.reshape(1, n), kernels), (level, n, i)
+    ops = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceLogSumExp", "ReduceProd", "ReduceL2"]
+    for n in (1, 7, 17):
+        for i in range(n):
+            for v in nans:
+                z = np.full((3, n), 1.5, dtype)
+                z[0, ::3] = np.inf
+                z[1, i] = v
+                for op in ops:
+                    for axes in ([1], [0]):
+                        want = normops.reference.run(op, [z, np.array(axes)])[0]
+                        for level in normops._isa.available_levels():
+                            with normops._isa.use(level):
+                                got = normops.run(op, [z, np.array(axes)])[0]
+                                assert_identical(got, want, f"{op} {n} {i} {v!r} {axes} {level}")
 
 
 REDUCE_OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
@@ -376,6 +434,13 @@ def test_run_takes_the_direct_route_with_the_same_bits_and_errors(routes, dtype)
                 for opset in (None, 11, 13):
                     label = f"{op}{shape} {attrs} opset={opset}"
                     got, want, took = routes.both(normops.run, op, [x], attrs, opset=opset, n_threads=1)
+                    assert_identical(got, want, label)
+                    taken += took
+        for op in ("CumSum", "CumProd"):
+            for axis in (np.array(0), np.array([-1], np.int32), np.array(5), None):
+                for attrs in ({}, {"exclusive": 1, "reverse": 1}, {"exclusive": 2}):
+                    label = f"{op}{shape} axis={axis!r} {attrs}"
+                    got, want, took = routes.both(normops.run, op, [x, axis], attrs, n_threads=1)
                     assert_identical(got, want, label)
                     taken += took
     assert taken > 100

@@ -260,15 +260,22 @@ def test_geometry_drops_ones_and_merges_runs():
     assert spec.arrange((1, 1), {0})[1:] == (1, 1, 1)
 
 
-def test_remembered_geometry_is_the_computed_one():
-    # the per-call fast path (spec.geometry, cached) against arrange/output_shape
-    for shape, axes in SHAPES_AXES + [((4, 5), [0]), ((4, 5), [1]), ((7,), [])]:
-        axes = frozenset(a % len(shape) for a in axes)
+def test_production_layout_is_the_specification_s():
+    # normops/reduction.py's own layout (remembered per call) against the
+    # executable spec's arrange/output_shape, on hand-picked and random shapes
+    from normops import reduction
+
+    cases = [(shape, frozenset(a % len(shape) for a in axes)) for shape, axes in
+             SHAPES_AXES + [((4, 5), [0]), ((4, 5), [1]), ((7,), [])]]
+    for _ in range(300):
+        shape = tuple(int(n) for n in RNG.choice([1, 1, 2, 3, 0], size=RNG.integers(0, 6)))
+        cases.append((shape, frozenset(i for i in range(len(shape)) if RNG.random() < 0.5)))
+    for shape, axes in cases:
         for keepdims in (False, True):
             for _ in range(2):  # computed, then remembered
-                perm, O, R, C, out_shape = spec.geometry(shape, axes, keepdims)
+                perm, O, R, C, out_shape = reduction.arrangement(shape, axes, keepdims)
                 want = spec.arrange(shape, axes)
-                assert list(perm or range(len(shape))) == list(want[0]) and (O, R, C) == want[1:]
+                assert list(perm or range(len(shape))) == list(want[0]) and (O, R, C) == want[1:], (shape, axes)
                 assert out_shape == spec.output_shape(shape, axes, keepdims)
     x = data((6, 5), np.float32)
     for axis in (0, 1, -1, -2, None, (0, 1)):  # the NumPy-style fast route for one int axis

@@ -720,3 +720,113 @@ def cumulate(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint multip
         else:
             cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
 
+
+
+# ------------------------------------------------------------ per-call routes
+# One call from the front layer for the common case: a plain float32/float64
+# array (is_plain_float, reduce.pxi) and a Python int axis in range. None for
+# anything else: the front layer's general path then checks and computes it.
+
+def arg_direct(x, axis, bint keepdims, bint is_min, bint last, bint find_nan, int n_threads, bint scalar):
+    """ArgMax (ArgMin when is_min) of a plain, non-empty x of rank >= 1
+    along ``axis`` (None: the flattened array) as int64 in the result's
+    shape (keepdims: the axis kept as 1, every axis with None); a 0-d
+    result as a NumPy scalar when ``scalar``."""
+    if not is_plain_float(x):
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int nd = cnp.PyArray_NDIM(a), i, k, out_nd = 0
+    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
+    cdef cnp.npy_intp dims[64]
+    cdef Py_ssize_t size = cnp.PyArray_SIZE(a), outer = 1, n, inner = 1
+    if nd == 0 or size == 0:
+        return None
+    if axis is None:
+        n = size
+        if keepdims:
+            for i in range(nd):
+                dims[i] = 1
+            out_nd = nd
+    else:
+        k = plain_axis(axis, nd)
+        if k < 0:
+            return None
+        n = shape[k]
+        for i in range(nd):
+            if i < k:
+                outer *= shape[i]
+            elif i > k:
+                inner *= shape[i]
+            if i != k or keepdims:
+                dims[out_nd] = 1 if i == k else shape[i]
+                out_nd += 1
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, cnp.NPY_INT64, 0)
+    cdef void* px = cnp.PyArray_DATA(a)
+    cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(out)
+    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef void* scratch = NULL
+    if n >= LONG_SEQUENCE:  # the blocks' results (see arg_reduce)
+        scratch = malloc(blocks * (24 if inner <= 1 else max(24, 12 * outer * inner)))
+        if scratch == NULL:
+            raise MemoryError()
+    with nogil:
+        if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32:
+            arg_run(<const float*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
+        else:
+            arg_run(<const double*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
+    free(scratch)
+    return scalar_or_array(out, scalar)
+
+
+def cum_direct(x, axis, bint exclusive, bint reverse, bint multiply, int n_threads):
+    """CumSum (CumProd when multiply) of a plain, non-empty x of rank >= 1
+    along ``axis``: a Python int, a 0-d or one-element int32/int64 ndarray
+    (ONNX's input), or None (the flattened array, as NumPy's cumsum)."""
+    if not is_plain_float(x):
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int nd = cnp.PyArray_NDIM(a), i, k, t
+    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
+    cdef Py_ssize_t size = cnp.PyArray_SIZE(a), outer = 1, n, inner = 1
+    cdef cnp.npy_intp flat = size
+    cdef long v
+    cdef cnp.ndarray y
+    if nd == 0 or size == 0:
+        return None
+    if axis is None:
+        n = size
+        y = cnp.PyArray_EMPTY(1, &flat, cnp.PyArray_TYPE(a), 0) if nd != 1 else placed_like(a)
+    else:
+        if type(axis) is cnp.ndarray:
+            t = cnp.PyArray_TYPE(<cnp.ndarray>axis)
+            if (t != cnp.NPY_INT64 and t != cnp.NPY_INT32) or cnp.PyArray_NDIM(<cnp.ndarray>axis) > 1 \
+                    or cnp.PyArray_SIZE(<cnp.ndarray>axis) != 1 or not cnp.PyArray_ISALIGNED(<cnp.ndarray>axis) \
+                    or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>axis):
+                return None
+            if t == cnp.NPY_INT64:
+                v = (<const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>axis))[0]
+            else:
+                v = (<const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>axis))[0]
+            if not -nd <= v < nd:
+                return None
+            k = <int>(v + nd if v < 0 else v)
+        else:
+            k = plain_axis(axis, nd)
+            if k < 0:
+                return None
+        n = shape[k]
+        for i in range(nd):
+            if i < k:
+                outer *= shape[i]
+            elif i > k:
+                inner *= shape[i]
+        y = placed_like(a)
+    cdef void* px = cnp.PyArray_DATA(a)
+    cdef void* py = cnp.PyArray_DATA(y)
+    cdef int code = 0 if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32 else 1
+    with nogil:
+        if multiply:
+            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumMul*>NULL)
+        else:
+            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
+    return y

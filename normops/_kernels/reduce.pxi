@@ -1,7 +1,7 @@
 # The Reduce* accumulations (seed spec, "Reductions"; decisions.md §6). The
-# loops are in reduce.h; here: chunks, threads and the long-reduction blocks.
-# Finishing (mean, sqrt, log, NaN rules) runs on the per-output results in
-# normops/reference/_reduce.py (evaluate), shared by kernels and reference.
+# loops are in reduce.h; here: chunks, threads, the long-reduction blocks,
+# the finishing step on the per-output results (mean, sqrt, log, LogSumExp,
+# the NaN rules) and the per-call route of a contiguous array (reduce_direct).
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
@@ -261,3 +261,264 @@ def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, 
             reduce_dispatch[int64_t](<const int64_t*>px, O, R, C, op, NULL, <int64_t*>po, n_threads)
         else:
             reduce_dispatch[uint64_t](<const uint64_t*>px, O, R, C, op, NULL, <uint64_t*>po, n_threads)
+
+
+# ------------------------------------------------------------ finishing
+# The step after the accumulation, per output (seed spec, "Terms and
+# finishing"), one rounded operation each; then every NaN made the
+# canonical quiet NaN (decisions.md §4). Codes shared with normops/reduction.py.
+
+from libc.math cimport sqrt
+from cpython.long cimport PyLong_AsLongAndOverflow
+from cpython.ref cimport Py_INCREF
+
+cdef extern from "transcendental.h" nogil:
+    float normops_u2f(uint32_t u)
+    double normops_u2d(uint64_t u)
+
+cdef enum:
+    FINISH_NONE = 0
+    FINISH_MEAN = 1         # / count (rounded to the arithmetic type)
+    FINISH_SQRT = 2
+    FINISH_LOG = 3
+    FINISH_LOGSUMEXP = 4    # m + log(sum exp(x - m)); an infinite or NaN m is the result
+    FINISH_NAN_FIRST = 5    # max/min scan: a NaN first element wins
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline bint finite(real v) noexcept nogil:
+    return v - v == 0  # inf - inf and NaN - NaN are NaN
+
+
+cdef inline real quiet_nan(real like) noexcept nogil:
+    if real is float:
+        return normops_u2f(0x7FC00000u)
+    else:
+        return normops_u2d(0x7FF8000000000000u)
+
+
+cdef inline void log_map(const real* x, real* y, Py_ssize_t n) noexcept nogil:
+    """y = log(x), normops' own log32/log64 (transcendental.h)."""
+    normops_tfunc_map(NORMOPS_T_LOG32 if real is float else NORMOPS_T_LOG64, x, y, n)
+
+
+cdef int reduce_finished(const real* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, int finishing,
+                         real* out, int n_threads) except -1 nogil:
+    """out (O * C) = the finished reduction of the contiguous O x R x C
+    array x (R >= 1) by accumulation ``op``, NaN canonical."""
+    cdef Py_ssize_t n = O * C, i, o, c
+    cdef real* m = NULL
+    cdef real* s
+    cdef real count = <real>R
+    cdef bint sum_exp = op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST
+    if sum_exp or finishing == FINISH_LOG:
+        m = <real*>malloc(2 * max(n, 1) * sizeof(real))
+        if m == NULL:
+            with gil:
+                raise MemoryError()
+    s = m + n if m != NULL else NULL
+    if sum_exp:
+        # the terms are centred on the maximum (any NaN wins); an infinite
+        # or NaN maximum centres on 0 and is itself the result
+        reduce_dispatch(x, O, R, C, NORMOPS_R_MAX_NAN, <const real*>NULL, m, n_threads)
+        for i in range(n):
+            s[i] = m[i] if finite(m[i]) else 0
+        reduce_dispatch(x, O, R, C, op, s, out, n_threads)
+        log_map(out, s, n)
+        for i in range(n):
+            out[i] = m[i] + s[i] if finite(m[i]) else m[i]
+    else:
+        reduce_dispatch(x, O, R, C, op, <const real*>NULL, out, n_threads)
+        if finishing == FINISH_MEAN:
+            for i in range(n):
+                out[i] = out[i] / count
+        elif finishing == FINISH_SQRT:
+            for i in range(n):
+                out[i] = sqrt(out[i])
+        elif finishing == FINISH_LOG:
+            log_map(out, m, n)
+            for i in range(n):
+                out[i] = m[i]
+        elif finishing == FINISH_NAN_FIRST:
+            for o in range(O):
+                for c in range(C):
+                    if x[o * R * C + c] != x[o * R * C + c]:
+                        out[o * C + c] = x[o * R * C + c]
+    free(m)
+    for i in range(n):
+        if out[i] != out[i]:
+            out[i] = quiet_nan(out[i])
+    return 0
+
+
+def reduce_finish(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, int finishing, int n_threads):
+    """out[o, c] = the finished reduction over r < R of the contiguous
+    float32/float64 array x[o, r, c] (R >= 1): accumulation ``op`` (as in
+    reduce_accumulate), then the finishing step ``finishing`` (0 none,
+    1 mean, 2 sqrt, 3 log, 4 LogSumExp (op 3), 5 a NaN first element wins);
+    every NaN canonical."""
+    if not isinstance(x, cnp.ndarray):
+        raise TypeError("kernel argument 'x' must be an ndarray")
+    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
+        raise TypeError(f"reduce_finish does not take dtype {x.dtype}")
+    if O < 0 or R < 1 or C < 1 or not 0 <= op <= 9 or not 0 <= finishing <= 5 or (
+            (op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST) != (finishing == FINISH_LOGSUMEXP)):
+        raise ValueError("reduce_finish needs O >= 0, R >= 1, C >= 1, op in 0..9, finishing in 0..5 "
+                         "(4 with op 3 or 9 only)")
+    check_array(x, t, shape_size(O, R, C), False, "x")
+    check_array(out, t, shape_size(O, C), True, "out")
+    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            reduce_finished(<const float*>px, O, R, C, op, finishing, <float*>po, n_threads)
+        else:
+            reduce_finished(<const double*>px, O, R, C, op, finishing, <double*>po, n_threads)
+
+
+# ------------------------------------------------------------ per-call route
+
+cdef inline object scalar_or_array(cnp.ndarray out, bint scalar):
+    """out, or its element as a NumPy scalar when ``scalar`` and out is 0-d."""
+    if scalar and cnp.PyArray_NDIM(out) == 0:
+        Py_INCREF(out)  # PyArray_Return steals a reference (numpy's pxd does not say so)
+        return cnp.PyArray_Return(out)
+    return out
+
+
+cdef inline bint is_plain_float(object x) noexcept:
+    """An exact ndarray of float32/float64, native, aligned, C-contiguous."""
+    if type(x) is not cnp.ndarray:
+        return False
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int t = cnp.PyArray_TYPE(a)
+    return ((t == cnp.NPY_FLOAT32 or t == cnp.NPY_FLOAT64) and cnp.PyArray_IS_C_CONTIGUOUS(a)
+            and cnp.PyArray_ISALIGNED(a) and cnp.PyArray_ISNOTSWAPPED(a))
+
+
+cdef inline int plain_axis(object axis, int ndim) noexcept:
+    """A Python int axis in [-ndim, ndim), normalised; -1 for anything else."""
+    cdef int overflow = 0
+    cdef long v
+    if type(axis) is not int:
+        return -1
+    v = PyLong_AsLongAndOverflow(axis, &overflow)
+    if overflow or not -ndim <= v < ndim:
+        return -1
+    return <int>(v + ndim if v < 0 else v)
+
+
+cdef bint axis_set(object axes, int ndim, bint onnx_style, uint64_t* mask) except -1:
+    """The axis set of ``axes`` as a bit mask, each axis in range and none
+    repeated. ONNX style: None, a list or tuple of Python ints or a 1-D
+    int64 ndarray, empty meaning every axis; NumPy style: None, a Python
+    int or a tuple of Python ints, empty meaning none. False for anything
+    else (the general path then reads and checks them)."""
+    cdef Py_ssize_t k, count = 1
+    cdef int a
+    cdef const int64_t* p
+    cdef uint64_t bit
+    mask[0] = 0
+    if axes is None:
+        mask[0] = ~(<uint64_t>0) >> (64 - ndim) if ndim else 0
+        return True
+    if type(axes) is int and not onnx_style:
+        a = plain_axis(axes, ndim)
+        if a < 0:
+            return False
+        mask[0] = (<uint64_t>1) << a
+        return True
+    if type(axes) is tuple or (type(axes) is list and onnx_style):
+        count = len(axes)
+        for k in range(count):
+            a = plain_axis(axes[k], ndim)
+            if a < 0:
+                return False
+            bit = (<uint64_t>1) << a
+            if mask[0] & bit:
+                return False
+            mask[0] |= bit
+    elif type(axes) is cnp.ndarray and onnx_style:
+        if (cnp.PyArray_TYPE(<cnp.ndarray>axes) != cnp.NPY_INT64 or cnp.PyArray_NDIM(<cnp.ndarray>axes) != 1
+                or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>axes)
+                or not cnp.PyArray_ISALIGNED(<cnp.ndarray>axes)
+                or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>axes)):
+            return False
+        count = cnp.PyArray_SIZE(<cnp.ndarray>axes)
+        p = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>axes)
+        for k in range(count):
+            if not -ndim <= p[k] < ndim:
+                return False
+            bit = (<uint64_t>1) << (p[k] + ndim if p[k] < 0 else p[k])
+            if mask[0] & bit:
+                return False
+            mask[0] |= bit
+    else:
+        return False
+    if count == 0 and onnx_style:
+        mask[0] = ~(<uint64_t>0) >> (64 - ndim) if ndim else 0
+    return True
+
+
+def reduce_direct(x, axes, bint keepdims, int op, int finishing, int n_threads, bint onnx_style,
+                  bint scalar):
+    """The finished reduction (see reduce_finish) of a plain float32/float64
+    array x (exact ndarray, native, aligned, C-contiguous, non-empty) over
+    ``axes`` (see axis_set), in its output shape, computed without a copy;
+    a 0-d result as a NumPy scalar when ``scalar``. None when anything is
+    otherwise (another array or axes, an empty reduction, a layout that
+    needs a transposition): the front layer's general path then checks and
+    computes it. The layout is the seed spec's: extent-1 axes dropped,
+    neighbouring kept or reduced axes merged; it needs no copy when the
+    axes left read kept, reduced, kept (O x R x C)."""
+    if not is_plain_float(x):
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int nd = cnp.PyArray_NDIM(a), i, out_nd = 0, phase = 0
+    cdef uint64_t mask
+    if nd > 64 or not axis_set(axes, nd, onnx_style, &mask):
+        return None
+    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
+    cdef cnp.npy_intp dims[64]
+    cdef Py_ssize_t O = 1, R = 1, C = 1, n
+    for i in range(nd):
+        n = shape[i]
+        if n == 0:
+            return None
+        if (mask >> i) & 1:
+            if keepdims:
+                dims[out_nd] = 1
+                out_nd += 1
+            if n == 1:
+                continue
+            if phase == 2:
+                return None  # kept, reduced, kept, reduced...: a transposition
+            phase = 1
+            R *= n
+        else:
+            dims[out_nd] = n
+            out_nd += 1
+            if n == 1:
+                continue
+            if phase == 0:
+                O *= n
+            else:
+                phase = 2
+                C *= n
+    if phase == 0:  # nothing reduced: the kept run is the last, the column layout
+        C = O
+        O = 1
+    cdef int t = cnp.PyArray_TYPE(a)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, t, 0)
+    cdef void* px = cnp.PyArray_DATA(a)
+    cdef void* po = cnp.PyArray_DATA(out)
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            reduce_finished(<const float*>px, O, R, C, op, finishing, <float*>po, n_threads)
+        else:
+            reduce_finished(<const double*>px, O, R, C, op, finishing, <double*>po, n_threads)
+    return scalar_or_array(out, scalar)

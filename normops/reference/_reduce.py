@@ -1,16 +1,15 @@
 """Executable specification of the Reduce* family (seed spec, "Reductions";
 decisions.md §3, §4, §6).
 
-``evaluate(kind, x, axes, keepdims, accumulate)`` is the whole operator:
-geometry, the accumulation ``accumulate`` (the kernels' or this module's
-``accumulate``), and the finishing step. The front layer
-(``normops/reduction.py``) and ``normops.reference.run`` both call it, so
-the two differ only in who accumulates.
+``reduce(kind, x, axes, keepdims)`` is the whole operator: geometry, the
+accumulation (``accumulate``) and the finishing step, as
+``normops.reference.run`` computes it. The production code
+(``normops/reduction.py`` and the kernels) is written independently of it
+and never calls it; the tests compare the two bit for bit.
 
 Arithmetic stays in the data's float dtype (one rounded NumPy operation per
 step); exp and log are normops' own (see ``_softmax``).
 """
-import functools
 import math
 
 import numpy as np
@@ -94,17 +93,17 @@ def output_shape(shape, axes, keepdims):
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-@functools.lru_cache(maxsize=1024)
-def geometry(shape, axes, keepdims):
-    """``arrange`` and ``output_shape`` of one call, remembered (a call on
-    a shape seen before then costs a dictionary look-up): ``(perm, O, R, C,
-    out_shape)``, perm None when it keeps the order of the axes."""
-    perm, O, R, C = arrange(shape, axes)
-    return (None if perm == list(range(len(shape))) else tuple(perm)), O, R, C, \
-        output_shape(shape, axes, keepdims)
-
-
 # -------------------------------------------------------------- the whole op
+
+def reduce(kind, x, axes, keepdims):
+    """The reduction ``kind`` of the checked array x over the axis set
+    ``axes``: floats in float32 (float64 for float64 input), integers
+    wrapping around (``evaluate_integer``)."""
+    if x.dtype.kind in "iu":
+        return evaluate_integer(kind, x, axes, keepdims, accumulate)
+    dtype = np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
+    return evaluate(kind, x, axes, keepdims, accumulate, dtype)
+
 
 def evaluate(kind, x, axes, keepdims, accumulate, dtype):
     """The reduction ``kind`` of the native array ``x`` over the axis set
@@ -150,13 +149,11 @@ def arranged(x, axes, dtype):
 
 def _arranged(x, axes, keepdims, dtype):
     """``arranged`` and the output shape."""
-    if type(axes) is not frozenset:
-        axes = frozenset(axes)
-    perm, O, R, C, out_shape = geometry(x.shape, axes, keepdims)
-    x3 = x if perm is None else np.transpose(x, perm)
+    perm, O, R, C = arrange(x.shape, frozenset(axes))
+    x3 = np.transpose(x, perm)
     if not (x3.dtype == dtype and x3.flags.c_contiguous and x3.flags.aligned):
         x3 = np.array(x3, dtype=dtype, order="C")
-    return x3.reshape(O, R, C), out_shape
+    return x3.reshape(O, R, C), output_shape(x.shape, axes, keepdims)
 
 
 def finish(finishing, raw, x3, count, m):
