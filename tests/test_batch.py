@@ -232,6 +232,6 @@ def test_bench_batch_in_results_and_page(tmp_path):
                        runtimes="normops-exact", quick=True, overhead=False, batch=True, out=tmp_path)
     assert res.meta["batch"]["workers"] == [1, 2]
     loaded = report.load(tmp_path / "results.json")  # int keys become strings in JSON
-    page = report.render_page(loaded, plot_file=None)
+    page = report.render_page(loaded)
     assert "## Batches from threads" in page and "map_batch Softmax: 1 worker(s)" in page
     assert "map_batch LayerNormalization" in (tmp_path / "results.md").read_text()
