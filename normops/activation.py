@@ -55,7 +55,8 @@ _DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + (
 def _direct(X, mode, n_threads):
     """The per-call fast route (None when X or the settings need the full
     path, the only place errors come from)."""
-    if type(X) is np.ndarray and X.dtype in _DIRECT_DTYPES and X.flags.c_contiguous and X.size:
+    flags = X.flags if type(X) is np.ndarray else None
+    if flags is not None and X.dtype in _DIRECT_DTYPES and flags.c_contiguous and flags.aligned and X.size:
         threads = _config.direct_threads(mode, n_threads, "Sigmoid")
         if threads is not None:
             y = np.empty(X.shape, X.dtype)
