@@ -108,18 +108,7 @@ def _random_array(draw, rng, dtype_name):
     rank = draw(st.integers(0, 6))
     limit = 4 if rank > 3 else 9
     shape = tuple(draw(st.lists(st.integers(0, limit), min_size=rank, max_size=rank)))
-    size = int(np.prod(shape, dtype=np.int64))
-    if dtype_name in ("object", "U3", "datetime64[s]"):
-        return np.zeros(shape, dtype=dtype_name)
-    dtype = _dtype(dtype_name)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, size=size).astype(bool).reshape(shape)
-    if dtype.kind in "iu":
-        return rng.integers(0, 5, size=size).astype(dtype).reshape(shape)
-    values = rng.standard_normal(size)
-    if dtype.kind == "c":
-        return (values + 1j * values[::-1]).astype(dtype).reshape(shape)
-    return values.astype(np.float32).astype(dtype).reshape(shape)
+    return _random_array_like(rng, shape, dtype_name)
 
 
 _BROKEN_VALUES = (-7, 7, 1000, -1, 0, 2, 1.5, "x", None, [0, 0], [], [9], float("nan"))
@@ -190,15 +179,15 @@ def _random_array_like(rng, shape, dtype_name):
     size = int(np.prod(shape, dtype=np.int64))
     if dtype_name in ("object", "U3", "datetime64[s]"):
         return np.zeros(shape, dtype=dtype_name)
-    dtype = np.dtype(dtype_name)
+    dtype = _dtype(dtype_name)
     if dtype.kind == "b":
         return rng.integers(0, 2, size=size).astype(bool).reshape(shape)
     if dtype.kind in "iu":
         return rng.integers(0, 5, size=size).astype(dtype).reshape(shape)
     values = rng.standard_normal(size)
     if dtype.kind == "c":
-        return (values + 1j).astype(dtype).reshape(shape)
-    return values.astype(dtype).reshape(shape)
+        return (values + 1j * values[::-1]).astype(dtype).reshape(shape)
+    return values.astype(np.float32).astype(dtype).reshape(shape)
 
 
 # --------------------------------------------------------------------------
