@@ -23,6 +23,7 @@ def build_info():
         "isa_forced": os.environ.get(_isa.ENV_VAR) or None,
         "openmp": kernels.openmp_enabled(),
         "max_threads": kernels.max_threads(),
+        "omp_wait_policy": _isa.wait_policy,
         "n_threads": _config.get_num_threads(),
         "mode": _config.get_config()["mode"],
         "flush_to_zero": bool(mxcsr & _FTZ),

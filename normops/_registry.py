@@ -37,7 +37,15 @@ class OpDef:
     of outputs (``compute`` may leave trailing optional outputs out when
     ``all_outputs`` is false). ``run_fast(op, inputs, attributes, opset,
     mode, n_threads)``, optional, is a quicker route for ``run`` that falls
-    back to the validated path itself. ``check_node(version, attributes,
+    back to the validated path itself; ``run_first``, same arguments and
+    optional, returns only the first output, for a model node that declares
+    no other (LayerNormalization without Mean and InvStdDev skips them).
+    ``node_direct(op, version, attributes, n_declared)``, optional, gives a
+    model node's straight route to the kernels, fixed at load time: a
+    function ``direct(kernels, threads, fast, *inputs)`` returning the
+    node's outputs, or None when these inputs need the validated route (it
+    never raises); or None when the node's attributes always do.
+    ``check_node(version, attributes,
     outputs)``, optional, checks a model node at load time (returns the
     reason a form is not served, or None); ``node_attributes(version,
     attributes, outputs)``, optional, returns the attributes a model node
@@ -46,7 +54,7 @@ class OpDef:
     """
 
     def __init__(self, op_type, *, versions, inputs, n_required, outputs, attributes,
-                 bind, compute, reference, domain="", run_fast=None, check_node=None,
+                 bind, compute, reference, domain="", run_fast=None, run_first=None, node_direct=None, check_node=None,
                  node_attributes=None):
         self.op_type = op_type
         self.domain = domain
@@ -59,6 +67,8 @@ class OpDef:
         self.compute = compute
         self.reference = reference
         self.run_fast = run_fast
+        self.run_first = run_first
+        self.node_direct = node_direct
         self.check_node = check_node
         self.node_attributes = node_attributes
         self._version_cache = {}

@@ -41,12 +41,6 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
 
-SIGMOID = register(OpDef(
-    "Sigmoid", versions=(1, 6, 13), inputs=("X",), n_required=1, outputs=("Y",),
-    attributes=lambda version: {"consumed_inputs": None} if version < 6 else {},
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
-
-
 # float16 too where the build converts it itself (float16_storage)
 _DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + (
     (np.dtype(np.float16),) if _isa.kernels.float16_storage() else ())
@@ -55,15 +49,40 @@ _DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + (
 def _direct(X, mode, n_threads):
     """The per-call fast route (None when X or the settings need the full
     path, the only place errors come from)."""
+    threads = _config.direct_threads(mode, n_threads, "Sigmoid")
+    if threads is None:
+        return None
+    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, "Sigmoid") == "fast"
+    return _on_kernels(_isa.kernels, threads, fast, X)
+
+
+def _on_kernels(kernels, threads, fast, X):
+    """Y straight from the kernel when X needs no conversion, else None."""
     flags = X.flags if type(X) is np.ndarray else None
     if flags is not None and X.dtype in _DIRECT_DTYPES and flags.c_contiguous and flags.aligned and X.size:
-        threads = _config.direct_threads(mode, n_threads, "Sigmoid")
-        if threads is not None:
-            y = np.empty(X.shape, X.dtype)
-            fast = mode == "fast" if mode is not None else _config.resolve_mode(None, "Sigmoid") == "fast"
-            _isa.kernels.sigmoid_flat(X, y, fast, threads)
-            return y
+        y = np.empty(X.shape, X.dtype)
+        kernels.sigmoid_flat(X, y, fast, threads)
+        return y
     return None
+
+
+def _node_direct(op, version, attributes, n_declared):
+    """A model node's straight call of the kernel (see OpDef)."""
+    if version < 6:
+        return None  # consumed_inputs: the validated route
+
+    def direct(kernels, threads, fast, X):
+        y = _on_kernels(kernels, threads, fast, X)
+        return None if y is None else (y,)
+
+    return direct
+
+
+SIGMOID = register(OpDef(
+    "Sigmoid", versions=(1, 6, 13), inputs=("X",), n_required=1, outputs=("Y",),
+    attributes=lambda version: {"consumed_inputs": None} if version < 6 else {},
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast,
+    node_direct=_node_direct))
 
 
 def sigmoid(X, *, opset=None, mode=None, n_threads=None, full_output=False):

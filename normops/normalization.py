@@ -137,12 +137,45 @@ def _reference(plan):
     return list(_reference_norms.simplified_layer_normalization(plan.X, plan.scale, plan.axis, plan.epsilon))
 
 
-def _run_fast(op, inputs, attributes, opset, mode, n_threads):
+def _run_fast(op, inputs, attributes, opset, mode, n_threads, full_output=True):
     """``normops.run`` for these operators: the named functions' route."""
     family = _FAMILY[op.op_type]
-    return list(_call(op, family, inputs[0], inputs[1], inputs[2] if family.has_bias else None,
-                      attributes["axis"], attributes["epsilon"], attributes["stash_type"],
-                      attributes.get("keep_dims", 1), opset, mode, n_threads, True))
+    outputs = _call(op, family, inputs[0], inputs[1], inputs[2] if family.has_bias else None,
+                    attributes["axis"], attributes["epsilon"], attributes["stash_type"],
+                    attributes.get("keep_dims", 1), opset, mode, n_threads, full_output)
+    return list(outputs) if full_output else [outputs]
+
+
+def _run_first(op, inputs, attributes, opset, mode, n_threads):
+    """Y alone (a model node that declares no statistics output)."""
+    return _run_fast(op, inputs, attributes, opset, mode, n_threads, False)
+
+
+def _node_direct(op, version, attributes, n_declared):
+    """A model node's straight call of the kernel (see OpDef)."""
+    family = _FAMILY[op.op_type]
+    axis, epsilon = attributes["axis"], attributes["epsilon"]
+    stash_type, keep_dims = attributes["stash_type"], attributes.get("keep_dims", 1)
+    if not (type(axis) is int and type(epsilon) is float and type(stash_type) is int
+            and stash_type in _FAST_STASH and type(keep_dims) is int and keep_dims == 1):
+        return None
+    center, one_type, follows = family.center, family.one_param_type, family.y_follows_scale
+    want_stats = n_declared > 1 and bool(family.stats)
+    want_mean = want_stats and "mean" in family.stats
+
+    def direct(kernels, threads, fast, X, scale, bias=None):
+        # (Y, Mean, InvStdDev), the statistics None unless asked for
+        return kernels.row_normalize_nd(X, scale, bias, axis, epsilon, center, one_type, follows,
+                                        threads, want_mean, want_stats)
+
+    if center or not want_stats:
+        return direct
+
+    def direct_inv(kernels, threads, fast, X, scale, bias=None):  # SimplifiedLayerNormalization: (Y, inv)
+        result = direct(kernels, threads, fast, X, scale)
+        return None if result is None else (result[0], result[2])
+
+    return direct_inv
 
 
 _COMMON_ATTRIBUTES = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
@@ -150,17 +183,20 @@ _COMMON_ATTRIBUTES = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 LAYER_NORMALIZATION = register(OpDef(
     "LayerNormalization", versions=(17,), inputs=("X", "Scale", "B"), n_required=2,
     outputs=("Y", "Mean", "InvStdDev"), attributes=_COMMON_ATTRIBUTES,
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast, run_first=_run_first,
+    node_direct=_node_direct))
 
 RMS_NORMALIZATION = register(OpDef(
     "RMSNormalization", versions=(23,), inputs=("X", "scale"), n_required=2,
     outputs=("Y",), attributes=_COMMON_ATTRIBUTES,
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast, run_first=_run_first,
+    node_direct=_node_direct))
 
 SIMPLIFIED_LAYER_NORMALIZATION = register(OpDef(
     "SimplifiedLayerNormalization", versions=(1,), inputs=("X", "scale"), n_required=2,
     outputs=("Y", "inv_std_var"), attributes=dict(_COMMON_ATTRIBUTES, keep_dims=1),
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
+    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast, run_first=_run_first,
+    node_direct=_node_direct))
 
 
 _FAST_STASH = frozenset((1, 10, 11, 16))

@@ -105,14 +105,8 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
 def _register(op_type):
     return register(OpDef(
         op_type, versions=(1, 11, 13), inputs=("input",), n_required=1, outputs=("output",),
-        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
-
-
-SOFTMAX = _register("Softmax")
-LOG_SOFTMAX = _register("LogSoftmax")
-HARDMAX = _register("Hardmax")
-
-
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast,
+        node_direct=_node_direct))
 
 
 def _direct_rows(x, cols, kind, mode, n_threads, where):
@@ -127,20 +121,47 @@ def _direct_rows(x, cols, kind, mode, n_threads, where):
     return _isa.kernels.softmax_last_axis(x, cols, kind, fast, threads)
 
 
-def _direct(op, x, axis, version, mode, n_threads):
-    """The direct route of one call when x's rows are contiguous: the last
-    axis at every opset (flattened at axis ndim - 1 up to 12, along it from
-    13), any axis up to opset 12 (flattened there); None otherwise."""
-    if type(x) is not np.ndarray or type(axis) is not int:
-        return None
+def _contiguous_cols(x, axis, version):
+    """The length of x's rows when they are contiguous: the last axis at
+    every opset (flattened at axis ndim - 1 up to 12, along it from 13),
+    any axis up to opset 12 (flattened there); else 0."""
     ndim = x.ndim
     if axis == -1 or axis == ndim - 1:
-        cols = x.shape[-1] if ndim else 0
-    elif version < 13 and -ndim <= axis < ndim:
-        cols = product(x.shape[axis:])
-    else:
+        return x.shape[-1] if ndim else 0
+    if version < 13 and -ndim <= axis < ndim:
+        return product(x.shape[axis:])
+    return 0
+
+
+def _direct(op, x, axis, version, mode, n_threads):
+    """The direct route of one call when x's rows are contiguous; None
+    otherwise."""
+    if type(x) is not np.ndarray or type(axis) is not int:
         return None
+    cols = _contiguous_cols(x, axis, version)
     return _direct_rows(x, cols, _KINDS[op.op_type], mode, n_threads, op.op_type) if cols else None
+
+
+def _node_direct(op, version, attributes, n_declared):
+    """A model node's straight call of the kernel (see OpDef)."""
+    axis = attributes["axis"]
+    if type(axis) is not int:
+        return None
+    kind = _KINDS[op.op_type]
+
+    def direct(kernels, threads, fast, x):
+        if type(x) is not np.ndarray:
+            return None
+        cols = _contiguous_cols(x, axis, version)
+        y = kernels.softmax_last_axis(x, cols, kind, fast, threads) if cols else None
+        return None if y is None else (y,)
+
+    return direct
+
+
+SOFTMAX = _register("Softmax")
+LOG_SOFTMAX = _register("LogSoftmax")
+HARDMAX = _register("Hardmax")
 
 
 def _named(op, input, axis, opset, mode, n_threads, full_output):

@@ -363,38 +363,77 @@ def test_overridable_initializer_and_optional_inputs():
 
 
 def test_mode_and_n_threads_reach_every_served_node(monkeypatch):
+    from normops import _isa
+
     calls = []
-    for op_type in ("LayerNormalization", "Softmax"):
-        op = _registry.lookup(op_type)
-        original = op.run_fast  # the route a session takes to each served node
+    kernels = _isa.kernels
+    row_normalize_nd, softmax_last_axis = kernels.row_normalize_nd, kernels.softmax_last_axis
 
-        def spy(op, inputs, attributes, version, mode, n_threads, _original=original, _name=op_type):
-            calls.append((_name, mode, n_threads))
-            return _original(op, inputs, attributes, version, mode, n_threads)
+    def spy_ln(*args):
+        calls.append(("LayerNormalization", args[8]))  # n_threads (no flavour: the same arithmetic)
+        return row_normalize_nd(*args)
 
-        monkeypatch.setattr(op, "run_fast", spy)
+    def spy_softmax(x, cols, kind, fast, n_threads):
+        calls.append(("Softmax", "fast" if fast else "exact", n_threads))
+        return softmax_last_axis(x, cols, kind, fast, n_threads)
+
+    monkeypatch.setattr(kernels, "row_normalize_nd", spy_ln)
+    monkeypatch.setattr(kernels, "softmax_last_axis", spy_softmax)
     x = batch()
     InferenceSession(transformer_block(), mode="fast", n_threads=3).run(None, {"x": x})
-    assert calls == [("LayerNormalization", "fast", 3), ("Softmax", "fast", 3)]
+    assert calls == [("LayerNormalization", 3), ("Softmax", "fast", 3)]
     calls.clear()
     InferenceSession(transformer_block(), mode="fast", n_threads=3).run(None, {"x": x},
                                                                        run_options={"mode": "exact", "n_threads": 1})
-    assert calls == [("LayerNormalization", "exact", 1), ("Softmax", "exact", 1)]
+    assert calls == [("LayerNormalization", 1), ("Softmax", "exact", 1)]
+    calls.clear()
+    with normops.config(n_threads=2, mode="fast"):  # the configured count: -2, under the thread budget
+        InferenceSession(transformer_block()).run(None, {"x": x})
+    assert calls == [("LayerNormalization", -2), ("Softmax", "fast", -2)]
+
+
+@pytest.mark.parametrize("declared", [("y",), ("y", "mean"), ("y", "", "inv"), ("y", "mean", "inv")])
+def test_layer_normalization_computes_only_the_declared_outputs(monkeypatch, declared):
+    from normops import _isa
+
+    asked = []
+    original = _isa.kernels.row_normalize_nd
+
+    def spy(*args):
+        asked.append(tuple(map(bool, args[-2:])))  # (want the mean, want the statistics)
+        return original(*args)
+
+    monkeypatch.setattr(_isa.kernels, "row_normalize_nd", spy)
+    x = batch()
+    w = np.linspace(0.5, 1.5, x.shape[1], dtype=np.float32)
+    node = h.make_node("LayerNormalization", ["x", "w"], list(declared))
+    shapes = {"y": list(x.shape), "mean": [x.shape[0], 1], "inv": [x.shape[0], 1]}
+    outputs = [h.make_tensor_value_info(name, T.FLOAT, shapes[name]) for name in declared if name]
+    model = make_model([node], [h.make_tensor_value_info("x", T.FLOAT, list(x.shape))], outputs,
+                       initializers=[nh.from_array(w, "w")])
+    got = InferenceSession(model).run(None, {"x": x})
+    assert asked == [(False, False) if declared == ("y",) else (True, True)]
+    y, mean, inv = normops.layer_normalization(x, w, full_output=True)
+    want = {"y": y, "mean": mean, "inv": inv}
+    assert len(got) == len([n for n in declared if n])
+    for name, value in zip([n for n in declared if n], got):
+        same_bits(value, want[name])
 
 
 def test_intermediate_values_are_freed_after_their_last_use(monkeypatch):
     import weakref
 
-    op = _registry.lookup("Softmax")
-    original, produced, alive = op.run_fast, [], []
+    from normops import _isa
 
-    def spy(op, inputs, attributes, version, mode, n_threads):
+    original, produced, alive = _isa.kernels.softmax_last_axis, [], []
+
+    def spy(*args):
         alive.append([ref() is not None for ref in produced])
-        outputs = original(op, inputs, attributes, version, mode, n_threads)
-        produced.append(weakref.ref(outputs[0]))
-        return outputs
+        y = original(*args)
+        produced.append(weakref.ref(y))
+        return y
 
-    monkeypatch.setattr(op, "run_fast", spy)
+    monkeypatch.setattr(_isa.kernels, "softmax_last_axis", spy)
     nodes = [h.make_node("Softmax", [a], [b]) for a, b in [("x", "a"), ("a", "b"), ("b", "c")]]
     model = make_model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [4, 5])], [h.make_tensor_value_info("c", T.FLOAT, [4, 5])])
     (c,) = InferenceSession(model).run(None, {"x": np.ones((4, 5), np.float32)})

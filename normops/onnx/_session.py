@@ -22,7 +22,7 @@ import onnx.helper
 import onnx.numpy_helper
 from onnx import AttributeProto, TensorProto
 
-from .. import _config, _registry
+from .. import _config, _isa, _registry
 from .._errors import InvalidInputError, UnsupportedError
 from ._plumbing import PLUMBING
 
@@ -133,25 +133,32 @@ class _Step:
     """One node, ready to run: ``kind`` is 'served' or 'plumbing'."""
 
     __slots__ = ("label", "kind", "impl", "version", "inputs", "outputs", "attributes",
-                 "call", "arguments", "stores", "n_declared")
+                 "call", "direct", "arguments", "stores", "n_declared")
 
     def prepare(self):
         """What a run needs that does not depend on the feeds, once: the
         input names in ONNX order ("" for an absent one), the call (a served
         operator's direct route, which falls back to its validated path by
-        itself), the named outputs and how many outputs the node declares."""
+        itself; and, where the operator has one, its straight call of the
+        kernels with the attributes fixed), the named outputs and how many
+        outputs the node declares."""
+        self.stores = tuple((k, name) for k, name in enumerate(self.outputs) if name)
+        self.n_declared = self.stores[-1][0] + 1 if self.stores else 0
+        self.direct = None
         if self.kind == "served":
             op = self.impl
             self.arguments = tuple(self.inputs) + ("",) * (len(op.inputs) - len(self.inputs))
-            if op.run_fast is not None:
+            if op.run_first is not None and self.n_declared == 1:
+                self.call = functools.partial(op.run_first, op)  # no output nobody reads
+            elif op.run_fast is not None:
                 self.call = functools.partial(op.run_fast, op)
             else:
                 self.call = op.call
+            if op.node_direct is not None:
+                self.direct = op.node_direct(op, self.version, self.attributes, self.n_declared)
         else:
             self.arguments = tuple(self.inputs)
             self.call = None
-        self.stores = tuple((k, name) for k, name in enumerate(self.outputs) if name)
-        self.n_declared = self.stores[-1][0] + 1 if self.stores else 0
 
 
 def _topological_order(graph, available):
@@ -444,8 +451,8 @@ class InferenceSession:
         values.update(feeds)
         # the settings once per run, as each node would resolve them
         mode = _config.resolve_mode(mode, _WHERE)
-        n_threads = _config.kernel_threads(n_threads, _WHERE) or None
-        outputs = evaluate(values, mode, n_threads)
+        threads = _config.kernel_threads(n_threads, _WHERE)
+        outputs = evaluate(values, mode, n_threads, _isa.kernels, threads, mode == "fast")
         del values  # intermediate values are gone; what stays is returned
 
         # The caller owns what it gets: a fresh array that owns its memory
@@ -475,8 +482,10 @@ class InferenceSession:
         function that calls the steps the outputs need in order, holding
         the values in local variables and dropping each one after its last
         use (graph outputs are kept), so that a run costs little more than
-        the calls themselves. ``evaluate(values, mode, n_threads)`` takes
-        the feeds and initializers by name and returns the outputs."""
+        the calls themselves. ``evaluate(values, mode, n_threads, ...)`` takes
+        the feeds and initializers by name and returns the outputs;
+        ``kernels, threads, fast`` are the run's settings as the nodes'
+        straight calls take them."""
         wanted = set(output_names)
         needed = []
         for step in reversed(self._steps):
@@ -502,7 +511,11 @@ class InferenceSession:
             env[f"call{k}"], env[f"attributes{k}"], env[f"version{k}"] = (
                 step.call or step.impl.run, step.attributes, step.version)
             body.append(f"k = {k}")
-            if step.call is not None:
+            if step.direct is not None:  # the kernels straight, else the operator's route
+                env[f"direct{k}"] = step.direct
+                body.append(f"o = direct{k}(kernels, threads, fast, {args})")
+                body.append(f"if o is None: o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
+            elif step.call is not None:
                 body.append(f"o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
             else:
                 body.append(f"o = call{k}(version{k}, ({args}), attributes{k})")
@@ -517,7 +530,7 @@ class InferenceSession:
         body.append("o = None")
         body.append(f"return [{''.join(ref(n) + ', ' for n in output_names)}]")
         source = "\n".join([
-            "def evaluate(values, mode, n_threads):",
+            "def evaluate(values, mode, n_threads, kernels, threads, fast):",
             "    k = -1",
             "    try:",
             *("        " + line for line in body),
