@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import _config
+from . import _config, _isa
 from ._errors import InvalidInputError, UnsupportedError
 
 #: The newest default-domain opset this build knows (onnx 1.22).
@@ -19,6 +19,8 @@ MAX_OPSET = 27
 _DOMAIN_ALIASES = {"": "", "ai.onnx": "", "com.microsoft": "com.microsoft"}
 _REGISTRY = {}
 _DEFAULT_DOMAIN = {}  # op_type -> OpDef of the default domain (run's quick lookup)
+_UNSEEN = object()
+_DIRECTS_KEPT = 256  # attribute sets whose straight call one OpDef keeps
 
 
 def _domain(domain, op_type):
@@ -73,6 +75,7 @@ class OpDef:
         self.node_attributes = node_attributes
         self._version_cache = {}
         self._defaults = {}  # version -> name -> default (shared, never modified)
+        self._directs = {}  # (version, *attribute items) -> node_direct's function or None
 
     def __repr__(self):
         return f"OpDef({self.domain or 'ai.onnx'}::{self.op_type}, versions={self.versions})"
@@ -176,6 +179,19 @@ class OpDef:
                     inputs = self.pad_inputs(inputs)  # raises
         else:
             inputs = self.pad_inputs(inputs)
+        # The kernels straight, as a model node of these attributes would
+        # call them (node_direct, made once per attribute set).
+        direct = key = None
+        if self.node_direct is not None and (attributes is None or type(attributes) is dict):
+            try:
+                key = (version, *attributes.items()) if attributes else version
+                direct = self._directs.get(key, _UNSEEN)
+            except TypeError:  # an unhashable value (a list): not kept
+                key = None
+            if direct is not None and direct is not _UNSEEN:
+                outputs = self._run_direct(direct, inputs, mode, n_threads)
+                if outputs is not None:
+                    return outputs
         defaults = self._defaults.get(version) or self.defaults(version)
         if not attributes and (attributes is None or type(attributes) is dict):
             attributes = defaults
@@ -183,9 +199,27 @@ class OpDef:
             attributes = {**defaults, **attributes}
         else:
             attributes = self.fill_attributes(version, attributes)
+        if direct is _UNSEEN:  # known attribute names: keep this set's straight call
+            if len(self._directs) >= _DIRECTS_KEPT:
+                self._directs.clear()
+            direct = self._directs[key] = self.node_direct(self, version, attributes, len(self.outputs))
+            if direct is not None:
+                outputs = self._run_direct(direct, inputs, mode, n_threads)
+                if outputs is not None:
+                    return outputs
         if self.run_fast is not None:
             return self.run_fast(self, inputs, attributes, version, mode, n_threads)
         return self.call(inputs, attributes, version, mode, n_threads)
+
+    def _run_direct(self, direct, inputs, mode, n_threads):
+        """All the outputs from a node_direct function, or None when the
+        settings or the inputs need the validated route."""
+        threads = _config.direct_threads(mode, n_threads, self.op_type)
+        if threads is None:
+            return None
+        fast = mode == "fast" if mode is not None else _config.resolve_mode(None, self.op_type) == "fast"
+        outputs = direct(_isa.kernels, threads, fast, *inputs)
+        return None if outputs is None else list(outputs[:len(self.outputs)])
 
     def run_reference(self, inputs, attributes, opset, mode=None, n_threads=None):
         version = self.version_for(opset)
