@@ -36,6 +36,8 @@ cases = {
     "Softmax exact 64x1024": lambda t: normops.softmax(m, axis=-1, n_threads=t),
     "ReduceSum 1024x4096 axis 1": lambda t: normops.reduce_sum(x, np.array([1]), n_threads=t),
     "LayerNormalization 64x1024": lambda t: normops.layer_normalization(m, w[:1024], b[:1024], n_threads=t),
+    "sum 64x1024 axis 1": lambda t: normops.sum(m, axis=1, n_threads=t),
+    "argmax 256x1024 axis 1": lambda t: normops.argmax(s, axis=1, n_threads=t),
 }
 print(json.dumps(sorted(cases)), flush=True)
 for line in sys.stdin:
