@@ -604,10 +604,10 @@ def test_row_groups_do_not_change_bits(op):
 def test_costly_kernels_thread_once_the_other_thread_saves_enough():
     # threads_for_costly: serial unless the elements the other threads take
     # off the busiest one (static schedule), times the weight, reach half the
-    # serial threshold (32768 elements by default)
+    # serial threshold (98304 elements by default)
     k = isa.kernels
     rule = k.costly_thread_count
-    half = 32768 // 2
+    half = 98304 // 2
     for chunks, chunk, total, weight in ((2, 18 * 896, 32 * 896, 2), (2, 16384, 17 * 1024, 2),
                                          (2, 16384, 17 * 1024, 8), (2, 16384, 20 * 1024, 8),
                                          (4, 10 * 1536, 32 * 1536, 2), (2, 16384, 32768, 1),
@@ -615,7 +615,11 @@ def test_costly_kernels_thread_once_the_other_thread_saves_enough():
         busiest = min(total, -(-chunks // 2) * chunk)
         want = 2 if (total - busiest) * weight >= half else 1
         assert rule(2, chunks, chunk, total, weight) == want, (chunks, chunk, total, weight)
-    assert rule(2, 2, 18 * 896, 32 * 896, 2) == 2   # the fast Softmax 32x896 takes both threads
+    assert rule(2, 2, 18 * 896, 32 * 896, 2) == 1   # the fast Softmax 32x896 stays on one thread
+    assert rule(2, 3, 16384, 48 * 1024, 2) == 1     # and 48x1024 (16384 elements saved)
+    assert rule(2, 4, 16384, 64 * 1024, 2) == 2     # 64x1024 takes both (32768 saved)
+    assert rule(2, 2, 16384, 24 * 1024, 8) == 2     # the exact one from 8192 saved
+    assert rule(2, 2, 16384, 20 * 1024, 8) == 1     # not 4096
     assert rule(2, 2, 16384, 17 * 1024, 8) == 1     # one row more than a chunk stays serial
     assert rule(1, 8, 16384, 8 * 16384, 8) == 1
     assert rule(8, 3, 16384, 3 * 16384, 8) == 3     # capped at the chunk count

@@ -58,7 +58,6 @@ def start_worker(policy):
     env.pop("GOMP_SPINCOUNT", None)
     if policy != "default":
         env["OMP_WAIT_POLICY"] = policy.upper()
-    env["NORMOPS_OMP_WAIT_POLICY"] = "keep"  # measure libgomp's own default, not normops'
     proc = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, env=env)
     names = json.loads(proc.stdout.readline())

@@ -577,7 +577,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
         per_chunk = (per_chunk + CUM_SIDE_BY_SIDE - 1) // CUM_SIDE_BY_SIDE * CUM_SIDE_BY_SIDE
         chunks = (outer + per_chunk - 1) // per_chunk
-        threads = threads_for(n_threads, chunks, outer * n)
+        threads = threads_for(n_threads, chunks, CUM_WEIGHT * outer * n)
         if threads <= 1:
             cum_line_range(x, y, n, 0, outer, exclusive, reverse, op)
         else:
@@ -600,7 +600,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
     units = outer * ((inner + width - 1) // width)
     per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * width))
     chunks = (units + per_chunk - 1) // per_chunk
-    threads = threads_for(n_threads, chunks, outer * n * inner)
+    threads = threads_for(n_threads, chunks, CUM_WEIGHT * outer * n * inner)
     if threads <= 1:
         width = min(CUM_TILE, inner)
         cum_tiles(x, y, n, inner, width, 0, outer * ((inner + width - 1) // width), exclusive, reverse, op)

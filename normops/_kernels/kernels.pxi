@@ -22,9 +22,10 @@ cnp.import_array()
 
 # Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (seed spec).
 cdef Py_ssize_t ROW_CHUNK_ELEMENTS = 16384
-# Below this many input elements a call runs on one thread: waking the
-# OpenMP team costs more than it saves (measured, docs/performance.md).
-cdef Py_ssize_t SERIAL_BELOW_ELEMENTS = 32768
+# Below this many input elements (of a normalisation's cost) a call runs on
+# one thread: starting the OpenMP team costs more than it saves (measured,
+# docs/performance-analysis.md, "Threads by the work a second thread saves").
+cdef Py_ssize_t SERIAL_BELOW_ELEMENTS = 98304
 # Rows summed side by side share the cache between passes: a group holds
 # at most this many bytes (measured, docs/performance.md).
 cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
@@ -35,9 +36,11 @@ cdef Py_ssize_t BATCH_PLANE_ELEMENTS = 256
 
 # Cost of an element relative to a normalisation's, for threads_for_costly
 # (measured at 2 threads on Softmax and Sigmoid: threads pay once the fast
-# exponential takes about 8192 elements off a thread, the exact one 2048).
+# exponential takes about 24576 elements off a thread, the exact one 6144)
+# and for the cumulative scans (threads pay from about 49152 elements).
 DEF FAST_EXP_WEIGHT = 2
 DEF EXACT_EXP_WEIGHT = 8
+DEF CUM_WEIGHT = 2
 
 
 cdef inline Py_ssize_t exp_cost(bint fast_exp) noexcept nogil:
