@@ -116,3 +116,42 @@ def test_a_full_budget_keeps_a_default_call_on_its_own_thread():
     assert _os_threads_after_call(None, 0) == 1  # alone: one OpenMP worker joins
     assert _os_threads_after_call(None, cores) == 0  # every core taken: none
     assert _os_threads_after_call(2, cores) == 1  # an explicit count still gets its team
+
+
+def test_a_late_team_sends_loops_to_one_thread_for_a_while():
+    """A loop far slower than its work (a team thread waited for a CPU held
+    by another process) keeps the following loops of every build on one
+    thread: 50 ms, doubled after each late loop, forgotten after one on
+    time (platform_shim.h, "Late teams")."""
+    import time
+
+    rule = kernels.costly_thread_count
+    shape = (2, 4, 16384, 64 * 1024, 8)  # an exact Softmax 64x1024 on two threads
+    other = [_isa.load(level) for level in _isa.available_levels()]
+    kernels.forget_late_teams()
+    try:
+        assert rule(*shape) == 2
+        assert not kernels.judge_team(1_000_000, 3_000_000)  # on time
+        assert rule(*shape) == 2
+        assert kernels.judge_team(9_000_000, 3_000_000)  # late
+        assert rule(*shape) == 1 and all(b.costly_thread_count(*shape) == 1 for b in other)
+        assert rule(2, 4, 16384, 64 * 1024, 8) == 1
+        time.sleep(0.08)  # the first spell is 50 ms
+        assert rule(*shape) == 2
+        kernels.judge_team(9_000_000, 3_000_000)  # late again: 100 ms
+        time.sleep(0.06)
+        assert rule(*shape) == 1
+        time.sleep(0.06)
+        assert rule(*shape) == 2
+        assert not kernels.judge_team(1_000, 3_000_000)  # on time: the spell length is forgotten
+        kernels.judge_team(9_000_000, 3_000_000)
+        time.sleep(0.06)
+        assert rule(*shape) == 2
+        x = np.random.default_rng(5).standard_normal((64, 1024)).astype(np.float32)
+        want = normops.ops.softmax(x, n_threads=2)
+        kernels.judge_team(9_000_000, 3_000_000)
+        got = normops.ops.softmax(x, n_threads=2)  # on one thread now: the same bits
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    finally:
+        kernels.forget_late_teams()
+    assert rule(*shape) == 2

@@ -13,8 +13,9 @@ from normops._kernels.shim cimport (
     NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, NORMOPS_HAVE_FLOAT16, omp_get_max_threads, omp_get_thread_num,
     normops_cpu_has_level, normops_mxcsr, normops_widen_float16, normops_narrow_float16,
     normops_widen_bfloat16, normops_narrow_bfloat16, omp_get_num_procs,
-    normops_budget, normops_budget_grant, normops_budget_take, normops_budget_release, normops_budget_in_use,
-    normops_budget_share,
+    normops_budget_grant, normops_budget_take, normops_budget_release, normops_budget_in_use,
+    normops_budget_share, normops_budget_state, normops_team_late, normops_region_expect, normops_region_begin,
+    normops_region_end, normops_region_judge, normops_team_forget,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
@@ -75,12 +76,30 @@ cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
 cdef inline int team_take(int team, int requested) noexcept nogil:
     """The threads a loop sized team (threads_for...) starts now, taken from
     the process-wide budget (platform_shim.h): a count left to the
-    configuration (requested <= 0) gets what the other calls leave free."""
-    return normops_budget_take(team, requested <= 0)
+    configuration (requested <= 0) gets what the other calls leave free.
+    The loop is timed from here to team_release (late teams)."""
+    cdef int taken = normops_budget_take(team, requested <= 0)
+    if taken > 1:
+        normops_region_begin()
+    return taken
 
 
 cdef inline void team_release(int taken) noexcept nogil:
+    if taken > 1:
+        normops_region_end()
     normops_budget_release(taken)
+
+
+cdef inline int team_on_time(int threads, Py_ssize_t weighted_elements) noexcept nogil:
+    """threads, or 1 while a recent loop's team came late (another process
+    holding the cores: platform_shim.h, "Late teams"); records what the
+    loop's time is judged against."""
+    if threads <= 1:
+        return threads
+    if normops_team_late():
+        return 1
+    normops_region_expect(weighted_elements, threads)
+    return threads
 
 
 cdef inline Py_ssize_t chunks_per_claim(Py_ssize_t chunks, Py_ssize_t neighbours, int threads) noexcept nogil:
@@ -95,7 +114,7 @@ cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t element
     """Threads for a parallel loop: capped at the chunk count, 1 when small."""
     if elements < SERIAL_BELOW_ELEMENTS:
         return 1
-    return team_size(requested, chunks)
+    return team_on_time(team_size(requested, chunks), elements)
 
 
 cdef inline int threads_for_costly(int requested, Py_ssize_t chunks, Py_ssize_t chunk_elements,
@@ -114,6 +133,7 @@ cdef inline int threads_for_costly(int requested, Py_ssize_t chunks, Py_ssize_t 
         saved = elements - busiest
         if (saved < (half + weight - 1) // weight) if weight > 0 else half > 0:
             return 1
+        return team_on_time(threads, elements * weight if elements < (<Py_ssize_t>1 << 56) else elements)
     return threads
 
 
@@ -255,15 +275,29 @@ def costly_thread_count(int requested, Py_ssize_t chunks, Py_ssize_t chunk_eleme
 
 
 def thread_budget():
-    """The process-wide budget counter of this build, as a capsule (for
-    share_thread_budget)."""
-    return PyCapsule_New(normops_budget, b"normops.thread_budget", NULL)
+    """The process-wide team state of this build (the thread budget and the
+    late-team clock), as a capsule (for share_thread_budget)."""
+    return PyCapsule_New(normops_budget_state(), b"normops.thread_budget", NULL)
 
 
 def share_thread_budget(capsule):
-    """Count this build's threads in another build's budget (one counter per
-    process however many ISA builds are loaded). Call before any kernel."""
-    normops_budget_share(<int*>PyCapsule_GetPointer(capsule, b"normops.thread_budget"))
+    """Count this build's threads in another build's budget, and its late
+    teams in its clock (one state per process however many ISA builds are
+    loaded). Call before any kernel."""
+    normops_budget_share(PyCapsule_GetPointer(capsule, b"normops.thread_budget"))
+
+
+def judge_team(long long took_ns, long long expect_ns):
+    """Judge a loop that took took_ns against expect_ns as team_release
+    does (tests drive the late-team rule with it); returns whether loops
+    now stay on one thread."""
+    normops_region_judge(took_ns, expect_ns)
+    return bool(normops_team_late())
+
+
+def forget_late_teams():
+    """Clear the late-team clock (tests)."""
+    normops_team_forget()
 
 
 def threads_in_use():

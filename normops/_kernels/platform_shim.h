@@ -23,8 +23,14 @@ static inline int omp_get_thread_num(void) { return 0; }
  * runs); an explicit per-call count is granted as asked, and counted. Every
  * ISA build loaded in the process points normops_budget at the first
  * build's counter (normops._isa shares it). */
-static int normops_budget_own = 0;
-static int* normops_budget = &normops_budget_own;
+typedef struct {
+    int in_use;               /* threads inside parallel loops now */
+    long long late_until;     /* CLOCK_MONOTONIC ns: loops run on one thread until then (0: never) */
+    long long backoff;        /* ns of one thread after the last late team (0: none) */
+} normops_team_state;
+static normops_team_state normops_team_own = {0, 0, 0};
+static normops_team_state* normops_team = &normops_team_own;
+#define normops_budget (&normops_team->in_use)
 
 static inline int normops_budget_grant(int team, int in_use, int cores) {
     if (in_use <= 0)
@@ -53,8 +59,74 @@ static inline void normops_budget_release(int taken) {
     __atomic_fetch_sub(normops_budget, taken, __ATOMIC_ACQ_REL);
 }
 
-static inline void normops_budget_share(int* counter) {
-    normops_budget = counter;
+static inline void normops_budget_share(void* state) {
+    normops_team = (normops_team_state*)state;
+}
+
+static inline void* normops_budget_state(void) {
+    return normops_team;
+}
+
+/* Late teams. A parallel loop waits at its end for every thread of its
+ * team, including one that has not yet had a CPU: when another process
+ * keeps the cores busy, that wait is a scheduler time slice or more (4-16
+ * ms measured here for a 20 µs call). A loop that takes far longer than
+ * its work can (twice 1 ns per weighted element per thread, plus 2 ms)
+ * sends the process's following loops to one thread for a while: 50 ms,
+ * doubled after each late loop up to 1 s, forgotten after a loop on time.
+ * Thread counts never change a bit, so this only moves time. */
+#include <time.h>
+#define NORMOPS_LATE_SLACK_NS 2000000LL
+#define NORMOPS_LATE_FIRST_NS 50000000LL
+#define NORMOPS_LATE_MAX_NS 1000000000LL
+static __thread long long normops_region_expect_ns = 0, normops_region_start_ns = 0;
+
+static inline long long normops_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* True while loops should stay on one thread. */
+static inline int normops_team_late(void) {
+    long long until = __atomic_load_n(&normops_team->late_until, __ATOMIC_RELAXED);
+    return until != 0 && normops_now_ns() < until;
+}
+
+/* The loop about to run on `threads` threads has this much weighted work. */
+static inline void normops_region_expect(long long weighted_elements, int threads) {
+    normops_region_expect_ns = 2 * (weighted_elements / (threads > 0 ? threads : 1)) + NORMOPS_LATE_SLACK_NS;
+}
+
+static inline void normops_region_begin(void) {
+    normops_region_start_ns = normops_now_ns();
+}
+
+/* The loop's time against its expectation; `took` < 0 measures the clock. */
+static inline void normops_region_judge(long long took, long long expect) {
+    long long backoff;
+    if (expect <= 0)
+        return;
+    if (took > expect) {
+        backoff = __atomic_load_n(&normops_team->backoff, __ATOMIC_RELAXED);
+        backoff = backoff <= 0 ? NORMOPS_LATE_FIRST_NS
+                  : (2 * backoff > NORMOPS_LATE_MAX_NS ? NORMOPS_LATE_MAX_NS : 2 * backoff);
+        __atomic_store_n(&normops_team->backoff, backoff, __ATOMIC_RELAXED);
+        __atomic_store_n(&normops_team->late_until, normops_now_ns() + backoff, __ATOMIC_RELAXED);
+    } else if (__atomic_load_n(&normops_team->backoff, __ATOMIC_RELAXED) != 0) {
+        __atomic_store_n(&normops_team->backoff, 0, __ATOMIC_RELAXED);
+    }
+}
+
+static inline void normops_team_forget(void) {
+    __atomic_store_n(&normops_team->backoff, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&normops_team->late_until, 0, __ATOMIC_RELAXED);
+}
+
+static inline void normops_region_end(void) {
+    long long expect = normops_region_expect_ns;
+    normops_region_expect_ns = 0;
+    normops_region_judge(normops_now_ns() - normops_region_start_ns, expect);
 }
 
 static inline int normops_budget_in_use(void) {
