@@ -71,7 +71,8 @@ static inline void* normops_budget_state(void) {
  * team, including one that has not yet had a CPU: when another process
  * keeps the cores busy, that wait is a scheduler time slice or more (4-16
  * ms measured here for a 20 µs call). A loop that takes far longer than
- * its work can (twice 1 ns per weighted element per thread, plus 2 ms)
+ * its work can (4 ns per weighted element per thread, plus 2 ms: every
+ * kernel at every ISA level is faster than that)
  * sends the process's following loops to one thread for a while: 50 ms,
  * doubled after each late loop up to 1 s, forgotten after a loop on time.
  * Thread counts never change a bit, so this only moves time. */
@@ -95,7 +96,7 @@ static inline int normops_team_late(void) {
 
 /* The loop about to run on `threads` threads has this much weighted work. */
 static inline void normops_region_expect(long long weighted_elements, int threads) {
-    normops_region_expect_ns = 2 * (weighted_elements / (threads > 0 ? threads : 1)) + NORMOPS_LATE_SLACK_NS;
+    normops_region_expect_ns = 4 * (weighted_elements / (threads > 0 ? threads : 1)) + NORMOPS_LATE_SLACK_NS;
 }
 
 static inline void normops_region_begin(void) {
