@@ -121,6 +121,22 @@ def _direct_rows(x, cols, kind, mode, n_threads, where):
     return _isa.kernels.softmax_last_axis(x, cols, kind, fast, threads)
 
 
+def _direct_columns(x, axis, kind, mode, n_threads, where):
+    """The per-call route along an axis that is not the last of a
+    C-contiguous float32/float64 x: the kernel gathers blocks of columns
+    into rows and back (each column gets the row code's bits); None when x
+    or the settings need the general path."""
+    threads = _config.direct_threads(mode, n_threads, where)
+    if threads is None:
+        return None
+    shape = x.shape
+    inner = product(shape[axis + 1:])
+    if inner == 1:  # contiguous rows after all
+        return _direct_rows(x, shape[axis], kind, mode, n_threads, where)
+    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
+    return _isa.kernels.softmax_columns(x, product(shape[:axis]), shape[axis], inner, kind, fast, threads)
+
+
 def _contiguous_cols(x, axis, version):
     """The length of x's rows when they are contiguous: the last axis at
     every opset (flattened at axis ndim - 1 up to 12, along it from 13),
@@ -198,7 +214,6 @@ def hardmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_out
 
 # ---------------------------------------------------------- SciPy style
 
-_SMALL_MOVE = 65536  # elements: up to here NumPy's swapping copies are the quicker route (measured, 1 thread)
 
 
 def _scipy_style(name, kind, x, axis, mode, n_threads):
@@ -210,14 +225,10 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
             cols = x.size
         elif type(axis) is int and (axis == -1 or axis == x.ndim - 1):
             cols = x.shape[-1]
-        elif type(axis) is int and -x.ndim <= axis < x.ndim and x.size <= _SMALL_MOVE:
-            # a small array along another axis: NumPy's copies swap the axis
-            # with the last one and back quicker than the general path's
-            # steps (each row is computed alone: their order does not matter)
-            rows = x.swapaxes(axis, -1).copy()
-            y = _direct_rows(rows, rows.shape[-1], kind, mode, n_threads, name) if rows.size else None
+        elif type(axis) is int and -x.ndim <= axis < x.ndim:
+            y = _direct_columns(x, axis % x.ndim, kind, mode, n_threads, name) if x.size else None
             if y is not None:
-                return y.swapaxes(axis, -1).copy()
+                return y
             cols = 0
         else:
             cols = 0

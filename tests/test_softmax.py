@@ -198,6 +198,50 @@ def test_scipy_style_matches_the_operator_bits():
         normops.softmax(x, axis=(1, 1))
 
 
+@pytest.mark.parametrize("shape, axis", [((1, 1024), 0), ((5, 7), 0), ((70, 33), 0), ((3, 17, 5), 1),
+                                         ((2, 40, 3), 1), ((9, 16 * 3 + 1), 0), ((4, 6, 2, 19), 2)])
+def test_columns_get_the_row_bits(shape, axis):
+    # along an axis that is not last, the kernel gathers columns into rows
+    # and back (softmax_columns): every column must have the bits of the
+    # same values computed as a row, at every level and thread count
+    rng = np.random.default_rng(list(shape) + [axis])
+    n = shape[axis]
+    moved_shape = shape[:axis] + shape[axis + 1:] + (n,)
+    for dtype in (np.float32, np.float64):
+        rows = special_rows(rng, int(np.prod(moved_shape[:-1])), n, dtype).reshape(moved_shape)
+        x = np.ascontiguousarray(np.moveaxis(rows, -1, axis))
+        for level in isa.available_levels():
+            with isa.use(level) as k:
+                old = k.set_serial_threshold(0)  # every split threads, small as these are
+                try:
+                    for op, ours in (("Softmax", normops.softmax), ("LogSoftmax", normops.log_softmax)):
+                        want = normops.reference.run(op, [x], {"axis": axis}, opset=13)[0]
+                        fast = np.moveaxis(normops.ops.softmax(rows, mode="fast") if op == "Softmax"
+                                           else normops.ops.log_softmax(rows, mode="fast"), -1, axis)
+                        for threads in (1, 2, 3, 8):
+                            same_bits(ours(x, axis=axis, n_threads=threads), want)
+                            same_bits(ours(x, axis=axis, mode="fast", n_threads=threads), np.ascontiguousarray(fast))
+                        assert np.array_equal(x, np.moveaxis(rows, -1, axis), equal_nan=True)  # input kept
+                    outer, inner = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
+                    hard = k.softmax_columns(x, outer, n, inner, 2, False, 3)
+                    same_bits(hard, normops.reference.run("Hardmax", [x], {"axis": axis}, opset=13)[0])
+                finally:
+                    k.set_serial_threshold(old)
+
+
+def test_columns_refuse_what_they_do_not_take():
+    k = isa.kernels
+    x = np.ones((4, 5), np.float32)
+    assert k.softmax_columns(x, 1, 4, 5, 0, False, 1) is not None
+    assert k.softmax_columns(x, 1, 4, 1, 0, False, 1) is None          # inner 1: rows, not columns
+    assert k.softmax_columns(x, 1, 3, 5, 0, False, 1) is None          # the sizes do not match
+    assert k.softmax_columns(x.astype(np.float16), 1, 4, 5, 0, False, 1) is None
+    assert k.softmax_columns(np.asfortranarray(np.ones((5, 6), np.float32)), 1, 5, 6, 0, False, 1) is None
+    assert k.softmax_columns([[1.0]], 1, 1, 1, 0, False, 1) is None
+    assert k.softmax_columns(x, 1, 4, 5, 3, False, 1) is None          # no such kind
+    assert k.softmax_columns(x, 2 ** 40, 2 ** 40, 5, 0, False, 1) is None  # no overflow
+
+
 # ---------------------------------------------------------------- Sigmoid
 
 @pytest.mark.parametrize("opset", [1, 6, 13])

@@ -354,6 +354,97 @@ def softmax_last_axis(x, Py_ssize_t cols, int kind, bint fast, int n_threads):
     return y
 
 
+# ------------------------------------------- along an axis that is not last
+
+# Columns gathered into rows at a time: a block of rows x COLUMN_BLOCK
+# is read row by row (contiguous runs), computed by the row code above and
+# scattered back, so each column gets exactly the row algorithm's bits.
+DEF COLUMN_BLOCK = 16
+
+
+cdef void softmax_column_blocks(const floating* x, floating* y, floating* buf, Py_ssize_t first,
+                                Py_ssize_t last, Py_ssize_t n, Py_ssize_t inner, SoftmaxKind kind,
+                                bint fast) noexcept nogil:
+    """Blocks first..last-1 of x viewed as outer x n x inner, each block up
+    to COLUMN_BLOCK neighbouring columns (inner positions) of one outer
+    index; buf holds 2 * COLUMN_BLOCK * n + scratch_rows(n, kind, False) * n."""
+    cdef Py_ssize_t per = (inner + COLUMN_BLOCK - 1) // COLUMN_BLOCK
+    cdef Py_ssize_t u, o, c0, w, i, j
+    cdef floating* rows_in = buf
+    cdef floating* rows_out = buf + COLUMN_BLOCK * n
+    cdef floating* scratch = buf + 2 * COLUMN_BLOCK * n
+    cdef const floating* src
+    cdef floating* dst
+    for u in range(first, last):
+        o = u // per
+        c0 = (u % per) * COLUMN_BLOCK
+        w = min(<Py_ssize_t>COLUMN_BLOCK, inner - c0)
+        src = x + o * n * inner + c0
+        for i in range(n):
+            for j in range(w):
+                rows_in[j * n + i] = src[i * inner + j]
+        softmax_chunk(rows_in, rows_out, scratch, 0, w, n, kind, fast, False)
+        dst = y + o * n * inner + c0
+        for i in range(n):
+            for j in range(w):
+                dst[i * inner + j] = rows_out[j * n + i]
+
+
+def softmax_columns(x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind, bint fast, int n_threads):
+    """Softmax (kind 0), LogSoftmax (1) or Hardmax (2) along the middle axis
+    of x viewed as outer x n x inner (inner > 1), as a new array, when x is
+    a non-empty, aligned, native, C-contiguous float32/float64 ndarray of
+    that size; else None (the caller takes the general path). Each column
+    gets the bits the row code gives it (the same steps, in the same order)."""
+    if type(x) is not cnp.ndarray:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int t = cnp.PyArray_TYPE(a)
+    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64) or outer < 1 or n < 1 or inner < 2
+            or not 0 <= kind <= 2 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
+            or not cnp.PyArray_ISNOTSWAPPED(a) or n > PY_SSIZE_T_MAX // inner // outer
+            or cnp.PyArray_SIZE(a) != outer * n * inner):
+        return None
+    cdef cnp.ndarray y = placed_like(a)
+    cdef Py_ssize_t blocks = outer * ((inner + COLUMN_BLOCK - 1) // COLUMN_BLOCK)
+    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // (n * COLUMN_BLOCK))
+    cdef Py_ssize_t chunks = (blocks + per_chunk - 1) // per_chunk
+    cdef int threads = threads_for_costly(n_threads, chunks, per_chunk * n * COLUMN_BLOCK, outer * n * inner,
+                                          exp_weight(<SoftmaxKind>kind, fast, t == cnp.NPY_FLOAT32))
+    cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
+    cdef Py_ssize_t per_thread = (2 * COLUMN_BLOCK + scratch_rows(n, <SoftmaxKind>kind, False)) * n
+    cdef void* buf = malloc(max(1, max(threads, 1) * per_thread * itemsize))
+    if buf == NULL:
+        raise MemoryError()
+    cdef void* px = cnp.PyArray_DATA(a)
+    cdef void* py = cnp.PyArray_DATA(y)
+    cdef Py_ssize_t c
+    with nogil:
+        if threads <= 1:
+            if t == cnp.NPY_FLOAT32:
+                softmax_column_blocks[float](<const float*>px, <float*>py, <float*>buf, 0, blocks, n, inner,
+                                             <SoftmaxKind>kind, fast)
+            else:
+                softmax_column_blocks[double](<const double*>px, <double*>py, <double*>buf, 0, blocks, n, inner,
+                                              <SoftmaxKind>kind, fast)
+        else:
+            threads = team_take(threads, n_threads)
+            for c in prange(chunks, schedule="dynamic", num_threads=threads):
+                if t == cnp.NPY_FLOAT32:
+                    softmax_column_blocks[float](<const float*>px, <float*>py,
+                                                 <float*>buf + omp_get_thread_num() * per_thread,
+                                                 c * per_chunk, min((c + 1) * per_chunk, blocks), n, inner,
+                                                 <SoftmaxKind>kind, fast)
+                else:
+                    softmax_column_blocks[double](<const double*>px, <double*>py,
+                                                  <double*>buf + omp_get_thread_num() * per_thread,
+                                                  c * per_chunk, min((c + 1) * per_chunk, blocks), n, inner,
+                                                  <SoftmaxKind>kind, fast)
+            team_release(threads)
+    free(buf)
+    return y
+
+
 # ---------------------------------------------------------------- Sigmoid
 
 cdef void sigmoid_block(const floating* x, floating* y, Py_ssize_t n, bint fast,
