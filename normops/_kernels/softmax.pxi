@@ -196,6 +196,16 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
             hardmax_row(x + r * cols, y + r * cols, cols)
         return
     if floating is float:
+        if cols == 1 and not fast:
+            # rows of one element (a column of a 1 x n input): the steps give
+            # exp32(x - x) = exp32(+0) = 1 exactly, then 1 / 1 = 1 or
+            # +0 - log32(1) = +0; NaN, +inf and -inf make a NaN row (step 1)
+            for r in range(first, last):
+                if x[r] - x[r] == 0:
+                    y[r] = 1 if kind == KIND_SOFTMAX else 0
+                else:
+                    y[r] = <floating>NAN
+            return
         # short rows, sixteen at a time where the level has that code
         if (not stream and SHORT_ROWS_ON
                 and normops_softmax_short_rows(x, y, first, last, cols, log_softmax, fast)):
