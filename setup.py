@@ -129,20 +129,29 @@ class BuildExt(build_ext):
             return
         if os.path.exists(kept + ".build"):
             os.remove(kept + ".build")  # replaced below, once the new module is in place
+        # setuptools keeps a module in build/ that is newer than its C source
+        # whatever flags built it: after a NORMOPS_SANITIZE build, a plain one
+        # would copy the sanitizer's module back (and the other way round)
+        built = self._in_build(ext)
+        if os.path.exists(built) and not _same_flags(built, _build_stamp(ext)):
+            os.remove(built)
         super().build_extension(ext)
 
     def run(self):
         in_place = self.inplace or self.editable_mode
         super().run()
-        if in_place:  # the modules are in the source tree now: record how they were built
-            for ext in self.extensions:
-                kept = self._in_place(ext)
-                if os.path.exists(kept):
-                    with open(kept + ".build", "w") as fh:
+        # record how the modules were built, in build/ and in the source tree
+        for ext in self.extensions:
+            for module in (self._in_build(ext),) + ((self._in_place(ext),) if in_place else ()):
+                if os.path.exists(module):
+                    with open(module + ".build", "w") as fh:
                         fh.write(_build_stamp(ext))
 
     def _in_place(self, ext):
         return self._get_inplace_equivalent(self.get_finalized_command("build_py"), ext)[0]
+
+    def _in_build(self, ext):
+        return self._get_inplace_equivalent(self.get_finalized_command("build_py"), ext)[1]
 
 
 def _kernel_sources():
@@ -156,12 +165,18 @@ def _build_stamp(ext):
                       " ".join(ext.extra_link_args)]) + "\n"
 
 
-def _up_to_date(module, stamp):
+def _same_flags(module, stamp):
     try:
         with open(module + ".build") as fh:
-            same = fh.read() == stamp
+            return fh.read() == stamp
+    except OSError:
+        return False
+
+
+def _up_to_date(module, stamp):
+    try:
         newest = max(os.path.getmtime(f) for f in _kernel_sources())
-        return same and os.path.getmtime(module) >= newest
+        return _same_flags(module, stamp) and os.path.getmtime(module) >= newest
     except OSError:
         return False
 

@@ -444,3 +444,30 @@ def test_run_takes_the_direct_route_with_the_same_bits_and_errors(routes, dtype)
                     assert_identical(got, want, label)
                     taken += took
     assert taken > 100
+
+
+def test_scalar_results_leave_nothing_behind(routes):
+    """The direct routes turn a 0-d result into a NumPy scalar with
+    PyArray_Return, whose reference counting the kernels do by hand
+    (reduce.pxi, scalar_or_array): one reference too many would keep every
+    0-d array alive (one too few frees it while in use: the sanitizer run
+    catches that). The memory tracemalloc sees stays flat over many calls."""
+    import tracemalloc
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    calls = (lambda: normops.sum(x), lambda: normops.max(x), lambda: normops.argmax(x))
+    for f in calls:
+        got, taken = routes.call(True, f)
+        assert taken and isinstance(got, np.generic), f  # the scalar of the direct route
+    n = 3000
+    for f in calls:
+        for _ in range(50):  # caches warm
+            f()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(n):
+                f()
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert grown < n * 16, (f, grown)  # a kept 0-d array is about 100 bytes
