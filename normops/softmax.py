@@ -1,9 +1,11 @@
 """Softmax, LogSoftmax and Hardmax (opsets 1, 11, 13).
 
 Up to opset 12 the input is flattened to rows x cols at ``axis``; from
-opset 13 the operator works along ``axis`` of the original shape, which the
-front layer moves to the end in a scratch copy when it is not already last
-(seed spec, "Softmax, LogSoftmax, Hardmax"; decisions.md §3).
+opset 13 the operator works along ``axis`` of the original shape. When that
+axis is not last, a C-contiguous float32/float64 input goes to the kernel
+that gathers columns into rows (``softmax_columns``); any other input has
+the axis moved to the end in a scratch copy (seed spec, "Softmax,
+LogSoftmax, Hardmax"; decisions.md §3).
 """
 import numpy as np
 
@@ -129,12 +131,18 @@ def _direct_columns(x, axis, kind, mode, n_threads, where):
     threads = _config.direct_threads(mode, n_threads, where)
     if threads is None:
         return None
+    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
+    return _columns(_isa.kernels, x, axis, kind, fast, threads)
+
+
+def _columns(kernels, x, axis, kind, fast, threads):
+    """The kernel along axis (0 <= axis < x.ndim) of x, with the thread
+    count and flavour settled; None where the kernels do not take x."""
     shape = x.shape
     inner = product(shape[axis + 1:])
     if inner == 1:  # contiguous rows after all
-        return _direct_rows(x, shape[axis], kind, mode, n_threads, where)
-    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
-    return _isa.kernels.softmax_columns(x, product(shape[:axis]), shape[axis], inner, kind, fast, threads)
+        return kernels.softmax_last_axis(x, shape[axis], kind, fast, threads)
+    return kernels.softmax_columns(x, product(shape[:axis]), shape[axis], inner, kind, fast, threads)
 
 
 def _contiguous_cols(x, axis, version):
@@ -155,7 +163,11 @@ def _direct(op, x, axis, version, mode, n_threads):
     if type(x) is not np.ndarray or type(axis) is not int:
         return None
     cols = _contiguous_cols(x, axis, version)
-    return _direct_rows(x, cols, _KINDS[op.op_type], mode, n_threads, op.op_type) if cols else None
+    if cols:
+        return _direct_rows(x, cols, _KINDS[op.op_type], mode, n_threads, op.op_type)
+    if version >= 13 and x.size and -x.ndim <= axis < x.ndim:  # along an axis that is not last
+        return _direct_columns(x, axis % x.ndim, _KINDS[op.op_type], mode, n_threads, op.op_type)
+    return None
 
 
 def _node_direct(op, version, attributes, n_declared):
@@ -169,7 +181,12 @@ def _node_direct(op, version, attributes, n_declared):
         if type(x) is not np.ndarray:
             return None
         cols = _contiguous_cols(x, axis, version)
-        y = kernels.softmax_last_axis(x, cols, kind, fast, threads) if cols else None
+        if cols:
+            y = kernels.softmax_last_axis(x, cols, kind, fast, threads)
+        elif version >= 13 and x.size and -x.ndim <= axis < x.ndim:
+            y = _columns(kernels, x, axis % x.ndim, kind, fast, threads)
+        else:
+            y = None
         return None if y is None else (y,)
 
     return direct

@@ -288,13 +288,21 @@ def test_exact_quotient_gives_the_bits_of_the_division():
     ])
     divisors = [1.0, 3.0, 6.0, 7.0, 1.5, 1.0000001, 16777215.0, 1023.99994, 2.0 ** 24]
     divisors += [float(v) for v in (rng.random(20) * 4096 + 1).astype(np.float32)]
+    # small and negative divisors: quotients that overflow, and the range
+    # where every element takes the division
+    divisors += [0.5, 2.0 ** -20, 2.0 ** -99, 2.0 ** -100, 2.0 ** -101, 2.0 ** -126, -3.0, -(2.0 ** -120)]
     for level in isa.available_levels():
         module = isa.load(level)
         for s in divisors:
             s = np.float32(s)
-            out = np.empty_like(e)
-            module.divide_float_into(e, s, out)
-            same_bits(out, e / s)
+            with np.errstate(over="ignore"):
+                expected = e / s
+            # every start offset: the divided and the float64 halves of each
+            # block, and every tail length
+            for start in (0, 1, 7, 16, 17, 31):
+                out = np.empty_like(e[start:])
+                module.divide_float_into(e[start:], s, out)
+                same_bits(out, expected[start:])
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
@@ -780,3 +788,44 @@ def test_placing_outputs_does_not_change_bits(op):
                             mod.set_place_from_bytes(old)
                 for got in outputs[1:]:
                     same_bits(got, outputs[0])
+
+
+# ------------------------------------- named, run and session along a middle axis
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_route_along_an_axis_that_is_not_last_equals_the_specification(op):
+    # from opset 13 the named function, normops.run and a session node send
+    # a C-contiguous float32/float64 input along a middle axis to the
+    # column kernel (softmax_columns); every route must give the
+    # specification's bits, at every level and thread count
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper as h
+    from normops.onnx import InferenceSession
+
+    fn = getattr(normops.ops, {"Softmax": "softmax", "LogSoftmax": "log_softmax", "Hardmax": "hardmax"}[op])
+    rng = np.random.default_rng(OPS.index(op) + 40)
+    cases = [((37, 5, 19), 1), ((37, 5, 19), 0), ((6, 33, 1), 1), ((300, 20), 0), ((3, 4, 5, 6), -3),
+             ((2, 700, 40), 1), ((1024, 20), 0), ((3, 512, 17), 1)]
+    old = isa.kernels.set_serial_threshold(0)
+    try:
+        for shape, axis in cases:
+            for dtype in (np.float32, np.float64):
+                x = special_rows(rng, int(np.prod(shape[:-1])), shape[-1], dtype).reshape(shape)
+                before = x.tobytes()
+                want = normops.reference.run(op, [x], {"axis": axis}, opset=13)[0]
+                model = h.make_model(h.make_graph(
+                    [h.make_node(op, ["x"], ["y"], axis=axis)], "g",
+                    [h.make_tensor_value_info("x", TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE,
+                                              shape)],
+                    [h.make_tensor_value_info("y", TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE,
+                                              shape)]), opset_imports=[h.make_opsetid("", 13)])
+                session = InferenceSession(model.SerializeToString())
+                for level in isa.available_levels():
+                    with isa.use(level):
+                        for t in (1, 2, 3, 8):
+                            same_bits(fn(x, axis=axis, n_threads=t), want)
+                            same_bits(normops.run(op, [x], {"axis": axis}, opset=13, n_threads=t)[0], want)
+                        same_bits(session.run(None, {"x": x})[0], want)
+                assert x.tobytes() == before
+    finally:
+        isa.kernels.set_serial_threshold(old)

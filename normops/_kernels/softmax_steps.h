@@ -2,9 +2,10 @@
  *
  * 1. The fast flavour's exponentials and their Sum16 in one pass.
  *
- * 2. y[i] / s for float32, the bits of one IEEE division per element, at
- * the cost of a float64 multiplication (exact Softmax, decisions.md §3
- * step 5).
+ * 2. y[i] / s for float32, the bits of one IEEE division per element
+ * (exact Softmax, decisions.md §3 step 5): at AVX2 and AVX-512 half of the
+ * elements by the division itself and half at the cost of a float64
+ * multiplication, the two running side by side on different units.
  *
  * q = (double)y[i] * RN64(1/s) is within 2^-52 (relative) of y[i]/s. A
  * float32 quotient y/s of normal size is either a float32 or at least
@@ -13,8 +14,8 @@
  * and is a multiple of the smaller of the quanta of y and M*s. Rounding q
  * to float32 therefore gives RN32(y/s). Quotients below 2^-126 (subnormal
  * results, whose boundaries have fewer bits) take the division itself, on
- * the lanes of the vector that holds them, which is rare in Softmax (y/s < 2^-126 needs x - max
- * below -87). docs/exactness.md has the argument in full; the tests compare
+ * the lanes of the vector that holds them, which is rare in Softmax (y/s <
+ * 2^-126 needs x - max below -87). docs/exactness.md has the argument in full; the tests compare
  * with the division. */
 #ifndef NORMOPS_SOFTMAX_STEPS_H
 #define NORMOPS_SOFTMAX_STEPS_H
@@ -107,50 +108,64 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
 #endif
 
 /* y[i] = e[i] / s for finite e[i] and a finite s >= 2^-126; y may be e.
- * Sixteen (AVX2: eight) quotients at a time through float64, in place: a
- * vector holding a quotient below 2^-126 (e[i] != 0) takes the division on
- * those lanes, the same IEEE division as the scalar loop. */
+ * The divider is slow but runs beside the other units, so each 32 (AVX2:
+ * 16) quotients are split: half by the division itself, half through
+ * float64 as above; both give RN32(e[i] / s), so the split changes no bit
+ * (about twice the speed of either alone, bench: docs/performance-analysis.md).
+ * An element below s 2^-125 (a quotient that may be below 2^-126, whose
+ * boundaries have fewer bits) takes the division on the float64 side too;
+ * for s below 2^-100 (never in Softmax, whose s >= 1) every element does. */
 static inline void normops_divide_float_array(const float* e, float s, float* y, ptrdiff_t n) {
     double inv_s = 1.0 / (double)s;
+    float small = s >= 0x1p-100f ? s * 0x1p-125f : __builtin_inff();
     ptrdiff_t i = 0;
 #if defined(__AVX512F__)
     const __m512d vinv = _mm512_set1_pd(inv_s);
-    const __m512 vs = _mm512_set1_ps(s), tiny = _mm512_set1_ps(0x1p-126f), zero = _mm512_setzero_ps();
-    for (; i < n; i += 16) {
-        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
-        __m512 v = _mm512_maskz_loadu_ps(m, e + i);  /* zeros past the end: never hard */
-        __m256 lo = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), vinv));
-        __m256 hi = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), vinv));
-        __m512 q = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
-        __mmask16 hard = _mm512_cmp_ps_mask(_mm512_abs_ps(q), tiny, _CMP_LT_OQ)
-                         & _mm512_cmp_ps_mask(v, zero, _CMP_NEQ_OQ);
+    const __m512 vs = _mm512_set1_ps(s), vsmall = _mm512_set1_ps(small);
+    for (; i + 32 <= n; i += 32) {
+        __m512 v = _mm512_loadu_ps(e + i), w = _mm512_loadu_ps(e + i + 16);
+        __m512 qv = _mm512_div_ps(v, vs);
+        __m256 lo = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(w)), vinv));
+        __m256 hi = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(w, 1)), vinv));
+        __m512 qw = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+        __mmask16 hard = _mm512_cmp_ps_mask(w, vsmall, _CMP_LT_OQ);
         if (hard)
-            q = _mm512_mask_div_ps(q, hard, v, vs);
-        _mm512_mask_storeu_ps(y + i, m, q);
+            qw = _mm512_mask_div_ps(qw, hard, w, vs);
+        _mm512_storeu_ps(y + i, qv);
+        _mm512_storeu_ps(y + i + 16, qw);
+    }
+    for (; i < n; i += 16) {  /* the last 31 or fewer: divisions (zeros past the end) */
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, e + i), vs));
     }
 #else
 #if defined(__AVX2__)
     const __m256d vinv = _mm256_set1_pd(inv_s);
-    const __m256 tiny = _mm256_set1_ps(0x1p-126f), zero = _mm256_setzero_ps();
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(e + i);
-        __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), vinv));
-        __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), vinv));
-        __m256 q = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-        __m256 hard = _mm256_and_ps(_mm256_cmp_ps(_mm256_and_ps(q, absmask), tiny, _CMP_LT_OQ),
-                                    _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ));
+    const __m256 vs = _mm256_set1_ps(s), vsmall = _mm256_set1_ps(small);
+    for (; i + 16 <= n; i += 16) {
+        __m256 v = _mm256_loadu_ps(e + i), w = _mm256_loadu_ps(e + i + 8);
+        __m256 qv = _mm256_div_ps(v, vs);
+        __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(w)), vinv));
+        __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(w, 1)), vinv));
+        __m256 qw = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+        __m256 hard = _mm256_cmp_ps(w, vsmall, _CMP_LT_OQ);
         if (_mm256_movemask_ps(hard))
-            q = _mm256_blendv_ps(q, _mm256_div_ps(v, _mm256_set1_ps(s)), hard);
-        _mm256_storeu_ps(y + i, q);
+            qw = _mm256_blendv_ps(qw, _mm256_div_ps(w, vs), hard);
+        _mm256_storeu_ps(y + i, qv);
+        _mm256_storeu_ps(y + i + 8, qw);
     }
-#endif
     for (; i < n; i++) {
-        /* a float32 result of normal size means a quotient of normal size
-         * or one that rounds up to 2^-126 either way */
         float f = (float)((double)e[i] * inv_s);
-        y[i] = (__builtin_fabsf(f) < 0x1p-126f) & (e[i] != 0.0f) ? e[i] / s : f;
+        y[i] = e[i] < small ? e[i] / s : f;
     }
+#else
+    /* baseline: SSE2's division alone is faster than the scalar float64
+     * loop (no packed conversions to pair it with) */
+    (void)inv_s;
+    (void)small;
+    for (; i < n; i++)
+        y[i] = e[i] / s;
+#endif
 #endif
 }
 

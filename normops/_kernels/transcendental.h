@@ -460,11 +460,13 @@ NORMOPS_SCALAR_MAP(log32, float)
 #define NORMOPS_LOGF64_TOL 0x2000u
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-/* The careful path on a vector's elements (the rare hard ones): d holds
- * the inputs, len of them. Not inlined: it stays out of the hot loop. */
-__attribute__((noinline)) static void normops_exp32_careful(const float* d, float* y, ptrdiff_t len) {
-    for (ptrdiff_t i = 0; i < len; i++)
-        y[i] = normops_exp32(d[i]);
+/* The careful path on the hard elements of a vector (bit i of lanes set:
+ * element i is recomputed; d holds the vector's inputs). Recomputing an
+ * element that was not hard changes nothing: both paths give the correctly
+ * rounded result. Not inlined: it stays out of the hot loop. */
+__attribute__((noinline)) static void normops_exp32_careful(const float* d, float* y, unsigned lanes) {
+    for (; lanes; lanes &= lanes - 1)
+        y[__builtin_ctz(lanes)] = normops_exp32(d[__builtin_ctz(lanes)]);
 }
 #endif
 
@@ -539,7 +541,7 @@ NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float sh
         _mm512_storeu_ps(y + i, normops_exp32_quick16(v, &hard, below_89));
         if (__builtin_expect(hard != 0, 0)) {
             _mm512_storeu_ps(d, v);
-            normops_exp32_careful(d, y + i, 16);
+            normops_exp32_careful(d, y + i, hard);
         }
     }
     if (i < n) {
@@ -548,7 +550,7 @@ NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float sh
         _mm512_mask_storeu_ps(y + i, m, normops_exp32_quick16(v, &hard, below_89));
         if (hard & m) {
             _mm512_storeu_ps(d, v);
-            normops_exp32_careful(d, y + i, n - i);
+            normops_exp32_careful(d, y + i, hard & m);
         }
     }
 }
@@ -635,8 +637,10 @@ NORMOPS_ALWAYS_INLINE __m256d normops_expf64_quick4(__m256d z) {
                                                 _mm256_slli_epi64(_mm256_castpd_si256(t), 52)));
 }
 
-/* exp32 on 8 lanes as normops_exp32_quick16; returns nonzero when any lane
- * is hard (then the caller recomputes all 8). */
+/* exp32 on 8 lanes as normops_exp32_quick16; *hard gets a nonzero mask
+ * when any lane is hard. Its bits mix two orders (the rounding test sees
+ * the elements as 0 1 4 5 2 3 6 7): normops_hard8_lanes makes a mask that
+ * holds every hard element. */
 NORMOPS_ALWAYS_INLINE __m256 normops_exp32_quick8(__m256 v, int* hard, int below_89) {
     __m256 c = below_89 ? v : _mm256_min_ps(v, _mm256_set1_ps(89.0f));
     c = _mm256_max_ps(c, _mm256_set1_ps(-104.0f));
@@ -656,6 +660,13 @@ NORMOPS_ALWAYS_INLINE __m256 normops_exp32_quick8(__m256 v, int* hard, int below
                             _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
 }
 
+/* bit b of hard flags element b (the subnormal range) or element
+ * 0 1 4 5 2 3 6 7[b] (the rounding test): both are recomputed */
+static inline unsigned normops_hard8_lanes(int hard) {
+    unsigned h = (unsigned)hard;
+    return h | (h & 0xC3u) | ((h & 0x0Cu) << 2) | ((h & 0x30u) >> 2);
+}
+
 NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float shift, float* y, ptrdiff_t n,
                                                      int below_89) {
     __m256 s = _mm256_set1_ps(shift);
@@ -667,7 +678,7 @@ NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float sh
         _mm256_storeu_ps(y + i, normops_exp32_quick8(v, &hard, below_89));
         if (__builtin_expect(hard != 0, 0)) {
             _mm256_storeu_ps(d, v);
-            normops_exp32_careful(d, y + i, 8);
+            normops_exp32_careful(d, y + i, normops_hard8_lanes(hard));
         }
     }
     if (i < n) {  /* the tail through a copy (zeros after it: never hard) */
@@ -677,7 +688,7 @@ NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float sh
             tail[j] = x[i + j] - shift;
         _mm256_storeu_ps(out, normops_exp32_quick8(_mm256_loadu_ps(tail), &hard, below_89));
         if (hard)
-            normops_exp32_careful(tail, out, n - i);
+            normops_exp32_careful(tail, out, normops_hard8_lanes(hard) & ((1u << (n - i)) - 1));
         for (ptrdiff_t j = 0; j < n - i; j++)
             y[i + j] = out[j];
     }
