@@ -111,63 +111,46 @@ def _register(op_type):
         node_direct=_node_direct))
 
 
-def _direct_rows(x, cols, kind, mode, n_threads, where):
-    """The per-call fast route: x a C-contiguous float32/float64 ndarray
-    whose rows are its last ``cols`` elements. None when x is anything
-    else; the full path then validates (the only place errors are
-    raised)."""
-    threads = _config.direct_threads(mode, n_threads, where)  # None: not checked by type alone
-    if threads is None:
-        return None
-    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
-    return _isa.kernels.softmax_last_axis(x, cols, kind, fast, threads)
-
-
-def _direct_columns(x, axis, kind, mode, n_threads, where):
-    """The per-call route along an axis that is not the last of a
-    C-contiguous float32/float64 x: the kernel gathers blocks of columns
-    into rows and back (each column gets the row code's bits); None when x
-    or the settings need the general path."""
-    threads = _config.direct_threads(mode, n_threads, where)
-    if threads is None:
-        return None
-    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
-    return _columns(_isa.kernels, x, axis, kind, fast, threads)
-
-
-def _columns(kernels, x, axis, kind, fast, threads):
+def _columns(kernels, threads, fast, x, axis, kind):
     """The kernel along axis (0 <= axis < x.ndim) of x, with the thread
-    count and flavour settled; None where the kernels do not take x."""
+    count and flavour settled: the rows kernel when the axis is last (or
+    only 1s follow it), else the one that gathers blocks of columns into
+    rows and back (each column gets the row code's bits); None where the
+    kernels do not take x (the general path then validates: the only place
+    errors are raised)."""
     shape = x.shape
     inner = product(shape[axis + 1:])
-    if inner == 1:  # contiguous rows after all
+    if inner == 1:  # contiguous rows
         return kernels.softmax_last_axis(x, shape[axis], kind, fast, threads)
     return kernels.softmax_columns(x, product(shape[:axis]), shape[axis], inner, kind, fast, threads)
 
 
-def _contiguous_cols(x, axis, version):
-    """The length of x's rows when they are contiguous: the last axis at
-    every opset (flattened at axis ndim - 1 up to 12, along it from 13),
-    any axis up to opset 12 (flattened there); else 0."""
+def _on_kernels(kernels, threads, fast, x, axis, version, kind):
+    """One call of the ONNX operator of this ``version`` straight from the
+    kernels, x an ndarray and axis an int: rows that are contiguous as the
+    opset lays them out (the last axis at every opset, flattened at any
+    axis up to 12), or along a middle axis from opset 13; else None."""
     ndim = x.ndim
     if axis == -1 or axis == ndim - 1:
-        return x.shape[-1] if ndim else 0
-    if version < 13 and -ndim <= axis < ndim:
-        return product(x.shape[axis:])
-    return 0
+        return kernels.softmax_last_axis(x, x.shape[-1], kind, fast, threads) if ndim else None
+    if not -ndim <= axis < ndim:
+        return None
+    if version < 13:
+        return kernels.softmax_last_axis(x, product(x.shape[axis:]), kind, fast, threads)
+    return _columns(kernels, threads, fast, x, axis % ndim, kind) if x.size else None
 
 
 def _direct(op, x, axis, version, mode, n_threads):
-    """The direct route of one call when x's rows are contiguous; None
-    otherwise."""
+    """The direct route of one call; None when x or the settings need the
+    general path."""
     if type(x) is not np.ndarray or type(axis) is not int:
         return None
-    cols = _contiguous_cols(x, axis, version)
-    if cols:
-        return _direct_rows(x, cols, _KINDS[op.op_type], mode, n_threads, op.op_type)
-    if version >= 13 and x.size and -x.ndim <= axis < x.ndim:  # along an axis that is not last
-        return _direct_columns(x, axis % x.ndim, _KINDS[op.op_type], mode, n_threads, op.op_type)
-    return None
+    where = op.op_type
+    threads = _config.direct_threads(mode, n_threads, where)  # None: not checked by type alone
+    if threads is None:
+        return None
+    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
+    return _on_kernels(_isa.kernels, threads, fast, x, axis, version, _KINDS[where])
 
 
 def _node_direct(op, version, attributes, n_declared):
@@ -178,15 +161,7 @@ def _node_direct(op, version, attributes, n_declared):
     kind = _KINDS[op.op_type]
 
     def direct(kernels, threads, fast, x):
-        if type(x) is not np.ndarray:
-            return None
-        cols = _contiguous_cols(x, axis, version)
-        if cols:
-            y = kernels.softmax_last_axis(x, cols, kind, fast, threads)
-        elif version >= 13 and x.size and -x.ndim <= axis < x.ndim:
-            y = _columns(kernels, x, axis % x.ndim, kind, fast, threads)
-        else:
-            y = None
+        y = _on_kernels(kernels, threads, fast, x, axis, version, kind) if type(x) is np.ndarray else None
         return None if y is None else (y,)
 
     return direct
@@ -237,21 +212,14 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     """scipy.special.softmax / log_softmax semantics: axis None (every
     element), an int or a tuple of ints; integer input is computed in
     float64 like SciPy; float dtypes are kept."""
-    if type(x) is np.ndarray and x.ndim:  # contiguous rows: the named functions' direct route
-        if axis is None:
-            cols = x.size
-        elif type(axis) is int and (axis == -1 or axis == x.ndim - 1):
-            cols = x.shape[-1]
-        elif type(axis) is int and -x.ndim <= axis < x.ndim:
-            y = _direct_columns(x, axis % x.ndim, kind, mode, n_threads, name) if x.size else None
+    if type(x) is np.ndarray and x.ndim and x.size:  # the named functions' direct route
+        threads = _config.direct_threads(mode, n_threads, name)
+        if threads is not None and (axis is None or (type(axis) is int and -x.ndim <= axis < x.ndim)):
+            fast = mode == "fast" if mode is not None else _config.resolve_mode(None, name) == "fast"
+            y = (_isa.kernels.softmax_last_axis(x, x.size, kind, fast, threads) if axis is None  # one row
+                 else _columns(_isa.kernels, threads, fast, x, axis % x.ndim, kind))
             if y is not None:
                 return y
-            cols = 0
-        else:
-            cols = 0
-        y = _direct_rows(x, cols, kind, mode, n_threads, name) if cols else None
-        if y is not None:
-            return y
     x = array_input(name, "x", x)
     if x.dtype.kind in "iub":
         x = x.astype(np.float64)
