@@ -41,7 +41,7 @@ def _overrides():
 
 
 def check_mode(mode, where="normops"):
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:  # (an array's `in` would not be a bool)
         raise InvalidInputError(f"{where}: argument 'mode' must be 'exact' or 'fast', not {mode!r}")
     return mode
 

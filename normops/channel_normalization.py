@@ -255,7 +255,7 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
     """``normops.run`` (and ONNX sessions): the named functions' direct route."""
     X = inputs[0]
     y = None
-    if mode is None or mode == "exact" or mode == "fast":
+    if mode is None or (type(mode) is str and (mode == "exact" or mode == "fast")):
         if op is INSTANCE_NORMALIZATION:
             if type(X) is np.ndarray and X.ndim >= 3:
                 y = _direct(op, X, inputs[1], inputs[2], None, None, 0, True, attributes["epsilon"], n_threads)
@@ -331,7 +331,7 @@ _FAST_STASH = frozenset((1, 10, 11, 16))
 
 def _direct_version(op, opset, mode):
     """The version when opset and mode need no validation, else None."""
-    if not (mode is None or mode == "exact" or mode == "fast"):
+    if not (mode is None or (type(mode) is str and (mode == "exact" or mode == "fast"))):
         return None
     if opset is None or type(opset) is int:
         return op._version_cache.get(opset)

@@ -208,7 +208,7 @@ def _call(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims,
     conversion (it checks the arrays in C and never raises), else the full
     validation path, which is also the only place errors are raised."""
     if ((opset is None or (type(opset) is int and opset in op._version_cache))
-            and (mode is None or mode == "exact" or mode == "fast")
+            and (mode is None or (type(mode) is str and (mode == "exact" or mode == "fast")))
             and type(stash_type) is int and stash_type in _FAST_STASH
             and type(keep_dims) is int and keep_dims == 1):
         want_stats = full_output and family.stats

@@ -369,17 +369,28 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
 def _make(op_type, doc):
     accumulation, finishing = KINDS[op_type]
 
+    fast_accumulation = SUM_EXP_FAST if accumulation == SUM_EXP else accumulation
+
     def function(data, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=None, mode=None,
                  n_threads=None, full_output=False):
-        if (opset is None and mode is None and n_threads is None and full_output is False
-                and type(keepdims) is int and 0 <= keepdims <= 1
-                and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0):  # every default: the shortest way
-            y = _isa.kernels.reduce_direct(data, axes, keepdims,
-                                           accumulation if accumulation != SUM_EXP else
-                                           accumulation_for(op_type, None), finishing,
-                                           _config.kernel_threads(None, op_type), True, False)
-            if y is not None:
-                return y
+        if (opset is None and full_output is False and type(keepdims) is int and 0 <= keepdims <= 1
+                and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0):
+            # the shortest way: both settings left to the configuration, or
+            # both given and valid by type (anything else: _named checks)
+            if mode is None and n_threads is None:
+                y = _isa.kernels.reduce_direct(data, axes, keepdims,
+                                               accumulation if accumulation != SUM_EXP else
+                                               accumulation_for(op_type, None), finishing,
+                                               _config.kernel_threads(None, op_type), True, False)
+                if y is not None:
+                    return y
+            elif (type(n_threads) is int and 0 < n_threads <= _config.MAX_THREADS and type(mode) is str
+                    and (mode == "exact" or mode == "fast")):
+                y = _isa.kernels.reduce_direct(data, axes, keepdims,
+                                               fast_accumulation if mode == "fast" else accumulation,
+                                               finishing, n_threads, True, False)
+                if y is not None:
+                    return y
         return _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads,
                       full_output)
     snake = "reduce_" + {"L1": "l1", "L2": "l2", "SumSquare": "sum_square", "LogSum": "log_sum",

@@ -140,7 +140,7 @@ def _direct(op, X, cols_axes, kind, opset, mode, n_threads):
     then validates (the only place errors are raised)."""
     if (type(X) is not np.ndarray or X.dtype not in _DIRECT_DTYPES or not X.size
             or not (X.flags.c_contiguous and X.flags.aligned)
-            or not (mode is None or mode == "exact" or mode == "fast")
+            or not (mode is None or (type(mode) is str and (mode == "exact" or mode == "fast")))
             or not (opset is None or (type(opset) is int and opset in op._version_cache))):
         return None
     cols = product(X.shape[X.ndim - cols_axes:])

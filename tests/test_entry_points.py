@@ -138,6 +138,45 @@ def test_same_bits_through_every_route(op_type, mode):
             assert len(routes["named"]) == len(want)
 
 
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_run_with_both_settings_given_matches_the_configured_call(op_type):
+    """normops.run and some named functions take a shorter way when mode
+    and n_threads are both given and valid by type; the configured call
+    goes another way."""
+    domain = DOMAIN[op_type]
+    for inputs, attributes in CASES[op_type]:
+        for mode in ("exact", "fast"):
+            for n_threads in (1, 3):
+                got = normops.run(op_type, inputs, attributes, domain=domain, mode=mode, n_threads=n_threads)
+                named = _named(op_type)(*inputs, **attributes, mode=mode, n_threads=n_threads)
+                with normops.config(mode=mode, n_threads=n_threads):
+                    want = normops.run(op_type, inputs, attributes, domain=domain)
+                    named_want = _named(op_type)(*inputs, **attributes)
+                assert [_bits(y) for y in got] == [_bits(y) for y in want], (op_type, mode, n_threads)
+                assert _bits(named) == _bits(named_want) == _bits(want[0]), (op_type, mode, n_threads)
+
+
+@pytest.mark.parametrize("mode, n_threads, message", [
+    (np.array(["exact", "fast"]), 1, "'mode' must be"),
+    (b"fast", 1, "'mode' must be"),
+    ("Fast", 2, "'mode' must be"),
+    ("exact", 0, "n_threads"),
+    ("exact", True, "n_threads"),
+    ("fast", 2.0, "n_threads"),
+    ("exact", 10 ** 6, "n_threads"),
+])
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_run_refuses_bad_settings_of_any_type(op_type, mode, n_threads, message):
+    inputs, attributes = CASES[op_type][0]
+    x = inputs[0].copy()
+    with pytest.raises(normops.InvalidInputError, match=message) as info:
+        normops.run(op_type, inputs, attributes, domain=DOMAIN[op_type], mode=mode, n_threads=n_threads)
+    assert str(info.value).startswith(op_type)
+    with pytest.raises(normops.InvalidInputError, match=message):
+        _named(op_type)(*inputs, **attributes, mode=mode, n_threads=n_threads)
+    assert _bits(inputs[0]) == _bits(x)
+
+
 def _error(call):
     with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
         call()
