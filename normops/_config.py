@@ -151,7 +151,9 @@ def direct_threads(mode, n_threads, where):
     whose ``mode`` and ``n_threads`` pass their checks by type alone (mode
     None, "exact" or "fast"; n_threads None or an int in range), else None,
     and the general path then checks them (the only place errors come
-    from)."""
+    from). The hottest routes (OpDef.run, the ONNX-named reductions and
+    Softmax family) spell out its "both given and valid by type" case
+    inline, saving this call; keep them in step with it."""
     if not (mode is None or (type(mode) is str and mode in MODES)):
         return None
     if n_threads is None:

@@ -332,11 +332,30 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
     return op.call(inputs, attributes, version, mode, n_threads)
 
 
+def _node_direct(op, version, attributes, n_declared):
+    """A model node's (and ``normops.run``'s) straight call of
+    reduce_direct, from the opset taking the axes as an input; None before
+    it, or for attributes only the validated path reads."""
+    keepdims, noop = attributes["keepdims"], attributes.get("noop_with_empty_axes", 0)
+    if (version < _VERSIONS[op.op_type][1] or type(keepdims) is not int or not 0 <= keepdims <= 1
+            or type(noop) is not int or noop != 0):
+        return None
+    accumulation, finishing = KINDS[op.op_type]
+    fast_accumulation = SUM_EXP_FAST if accumulation == SUM_EXP else accumulation
+
+    def direct(kernels, threads, fast, data, axes=None):
+        y = kernels.reduce_direct(data, axes, keepdims, fast_accumulation if fast else accumulation, finishing,
+                                  threads, True, False)
+        return None if y is None else (y,)
+
+    return direct
+
+
 def _register(op_type):
     return register(OpDef(
         op_type, versions=_VERSIONS[op_type][0], inputs=("data", "axes"), n_required=1,
         outputs=("reduced",), attributes=_attributes_for(op_type), bind=_bind, compute=_compute,
-        reference=_reference, run_fast=_run_fast))
+        reference=_reference, run_fast=_run_fast, node_direct=_node_direct))
 
 
 OPS = {op: _register(op) for op in _VERSIONS}
