@@ -63,6 +63,7 @@ class OpDef:
         self.domain = domain
         self.versions = tuple(sorted(versions))
         self.inputs = tuple(inputs)
+        self._n_inputs = len(self.inputs)
         self.n_required = n_required
         self.outputs = tuple(outputs)
         self._attributes = attributes
@@ -174,10 +175,13 @@ class OpDef:
         version = self._version_cache.get(opset) if opset is None or type(opset) is int else None
         if version is None:
             version = self.version_for(opset)
-        if (type(inputs) is tuple or type(inputs) is list) and len(inputs) == len(self.inputs):
-            for i in range(self.n_required):
-                if inputs[i] is None:
-                    inputs = self.pad_inputs(inputs)  # raises
+        if (type(inputs) is tuple or type(inputs) is list) and len(inputs) == self._n_inputs:
+            if inputs[0] is None:
+                inputs = self.pad_inputs(inputs)  # raises
+            elif self.n_required > 1:
+                for i in range(1, self.n_required):
+                    if inputs[i] is None:
+                        inputs = self.pad_inputs(inputs)  # raises
         else:
             inputs = self.pad_inputs(inputs)
         # The kernels straight, as a model node of these attributes would
