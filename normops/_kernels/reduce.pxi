@@ -320,34 +320,36 @@ cdef int reduce_finished(const real* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C
             with gil:
                 raise MemoryError()
     s = m + n if m != NULL else NULL
-    if sum_exp:
-        # the terms are centred on the maximum (any NaN wins); an infinite
-        # or NaN maximum centres on 0 and is itself the result
-        reduce_dispatch(x, O, R, C, NORMOPS_R_MAX_NAN, <const real*>NULL, m, n_threads)
-        for i in range(n):
-            s[i] = m[i] if finite(m[i]) else 0
-        reduce_dispatch(x, O, R, C, op, s, out, n_threads)
-        log_map(out, s, n)
-        for i in range(n):
-            out[i] = m[i] + s[i] if finite(m[i]) else m[i]
-    else:
-        reduce_dispatch(x, O, R, C, op, <const real*>NULL, out, n_threads)
-        if finishing == FINISH_MEAN:
+    try:  # reduce_dispatch may raise MemoryError: m is freed either way
+        if sum_exp:
+            # the terms are centred on the maximum (any NaN wins); an infinite
+            # or NaN maximum centres on 0 and is itself the result
+            reduce_dispatch(x, O, R, C, NORMOPS_R_MAX_NAN, <const real*>NULL, m, n_threads)
             for i in range(n):
-                out[i] = out[i] / count
-        elif finishing == FINISH_SQRT:
+                s[i] = m[i] if finite(m[i]) else 0
+            reduce_dispatch(x, O, R, C, op, s, out, n_threads)
+            log_map(out, s, n)
             for i in range(n):
-                out[i] = sqrt(out[i])
-        elif finishing == FINISH_LOG:
-            log_map(out, m, n)
-            for i in range(n):
-                out[i] = m[i]
-        elif finishing == FINISH_NAN_FIRST:
-            for o in range(O):
-                for c in range(C):
-                    if x[o * R * C + c] != x[o * R * C + c]:
-                        out[o * C + c] = x[o * R * C + c]
-    free(m)
+                out[i] = m[i] + s[i] if finite(m[i]) else m[i]
+        else:
+            reduce_dispatch(x, O, R, C, op, <const real*>NULL, out, n_threads)
+            if finishing == FINISH_MEAN:
+                for i in range(n):
+                    out[i] = out[i] / count
+            elif finishing == FINISH_SQRT:
+                for i in range(n):
+                    out[i] = sqrt(out[i])
+            elif finishing == FINISH_LOG:
+                log_map(out, m, n)
+                for i in range(n):
+                    out[i] = m[i]
+            elif finishing == FINISH_NAN_FIRST:
+                for o in range(O):
+                    for c in range(C):
+                        if x[o * R * C + c] != x[o * R * C + c]:
+                            out[o * C + c] = x[o * R * C + c]
+    finally:
+        free(m)
     for i in range(n):
         if out[i] != out[i]:
             out[i] = quiet_nan(out[i])
