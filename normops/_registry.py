@@ -20,7 +20,6 @@ _DOMAIN_ALIASES = {"": "", "ai.onnx": "", "com.microsoft": "com.microsoft"}
 _REGISTRY = {}
 _DEFAULT_DOMAIN = {}  # op_type -> OpDef of the default domain (run's quick lookup)
 _UNSEEN = object()
-_MAX_THREADS = _config.MAX_THREADS
 _DIRECTS_KEPT = 256  # attribute sets whose straight call one OpDef keeps
 
 
@@ -194,17 +193,16 @@ class OpDef:
             except TypeError:  # an unhashable value (a list): not kept
                 key = None
             if direct is not None and direct is not _UNSEEN:
-                if (type(n_threads) is int and 0 < n_threads <= _MAX_THREADS and type(mode) is str
+                if (type(n_threads) is int and 0 < n_threads <= _config.MAX_THREADS and type(mode) is str
                         and (mode == "exact" or mode == "fast")):
                     # both settings given and valid by type (the benchmark's and
                     # a session's call): no call to resolve them
                     outputs = direct(_isa.kernels, n_threads, mode == "fast", *inputs)
-                    if outputs is not None:
-                        return list(outputs[:len(self.outputs)])
+                    outputs = None if outputs is None else list(outputs[:len(self.outputs)])
                 else:
                     outputs = self._run_direct(direct, inputs, mode, n_threads)
-                    if outputs is not None:
-                        return outputs
+                if outputs is not None:
+                    return outputs
         defaults = self._defaults.get(version) or self.defaults(version)
         if not attributes and (attributes is None or type(attributes) is dict):
             attributes = defaults

@@ -41,12 +41,19 @@ KINDS = {
 SUM_EXP_FAST = 9
 
 
+def fast_accumulation(op):
+    """The fast flavour's accumulation for the exact one ``op`` (they differ
+    only for the sum of exponentials)."""
+    return SUM_EXP_FAST if op == SUM_EXP else op
+
+
 def accumulation_for(kind, mode):
     """The kernels' accumulation of ``kind`` in the flavour ``mode`` (None:
     the configured one; already checked)."""
     op = KINDS[kind][0]
-    if op == SUM_EXP and _config.resolve_mode(mode, kind) == "fast":
-        return SUM_EXP_FAST
+    fast = fast_accumulation(op)
+    if fast != op and _config.resolve_mode(mode, kind) == "fast":
+        return fast
     return op
 
 
@@ -336,15 +343,16 @@ def _node_direct(op, version, attributes, n_declared):
     """A model node's (and ``normops.run``'s) straight call of
     reduce_direct, from the opset taking the axes as an input; None before
     it, or for attributes only the validated path reads."""
-    keepdims, noop = attributes["keepdims"], attributes.get("noop_with_empty_axes", 0)
-    if (version < _VERSIONS[op.op_type][1] or type(keepdims) is not int or not 0 <= keepdims <= 1
-            or type(noop) is not int or noop != 0):
+    if version < _VERSIONS[op.op_type][1]:
         return None
-    accumulation, finishing = KINDS[op.op_type]
-    fast_accumulation = SUM_EXP_FAST if accumulation == SUM_EXP else accumulation
+    keepdims, noop = attributes["keepdims"], attributes["noop_with_empty_axes"]
+    if type(keepdims) is not int or not 0 <= keepdims <= 1 or type(noop) is not int or noop != 0:
+        return None
+    exact, finishing = KINDS[op.op_type]
+    fast = fast_accumulation(exact)
 
-    def direct(kernels, threads, fast, data, axes=None):
-        y = kernels.reduce_direct(data, axes, keepdims, fast_accumulation if fast else accumulation, finishing,
+    def direct(kernels, threads, fast_flavour, data, axes=None):
+        y = kernels.reduce_direct(data, axes, keepdims, fast if fast_flavour else exact, finishing,
                                   threads, True, False)
         return None if y is None else (y,)
 
@@ -387,8 +395,7 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
 
 def _make(op_type, doc):
     accumulation, finishing = KINDS[op_type]
-
-    fast_accumulation = SUM_EXP_FAST if accumulation == SUM_EXP else accumulation
+    fast = fast_accumulation(accumulation)
 
     def function(data, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=None, mode=None,
                  n_threads=None, full_output=False):
@@ -397,17 +404,16 @@ def _make(op_type, doc):
             # the shortest way: both settings left to the configuration, or
             # both given and valid by type (anything else: _named checks)
             if mode is None and n_threads is None:
-                y = _isa.kernels.reduce_direct(data, axes, keepdims,
-                                               accumulation if accumulation != SUM_EXP else
-                                               accumulation_for(op_type, None), finishing,
-                                               _config.kernel_threads(None, op_type), True, False)
-                if y is not None:
-                    return y
+                threads = _config.kernel_threads(None, op_type)
+                acc = accumulation if fast == accumulation else accumulation_for(op_type, None)
             elif (type(n_threads) is int and 0 < n_threads <= _config.MAX_THREADS and type(mode) is str
                     and (mode == "exact" or mode == "fast")):
-                y = _isa.kernels.reduce_direct(data, axes, keepdims,
-                                               fast_accumulation if mode == "fast" else accumulation,
-                                               finishing, n_threads, True, False)
+                threads = n_threads
+                acc = fast if mode == "fast" else accumulation
+            else:
+                threads = None
+            if threads is not None:
+                y = _isa.kernels.reduce_direct(data, axes, keepdims, acc, finishing, threads, True, False)
                 if y is not None:
                     return y
         return _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads,

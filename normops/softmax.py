@@ -148,11 +148,12 @@ def _direct(op, x, axis, version, mode, n_threads):
     where = op.op_type
     if (type(n_threads) is int and 0 < n_threads <= _config.MAX_THREADS and type(mode) is str
             and (mode == "exact" or mode == "fast")):  # both given, valid by type: nothing to resolve
-        return _on_kernels(_isa.kernels, n_threads, mode == "fast", x, axis, version, _KINDS[where])
-    threads = _config.direct_threads(mode, n_threads, where)  # None: not checked by type alone
-    if threads is None:
-        return None
-    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
+        threads, fast = n_threads, mode == "fast"
+    else:
+        threads = _config.direct_threads(mode, n_threads, where)  # None: not checked by type alone
+        if threads is None:
+            return None
+        fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
     return _on_kernels(_isa.kernels, threads, fast, x, axis, version, _KINDS[where])
 
 
