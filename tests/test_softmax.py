@@ -2,6 +2,9 @@
 specification, every opset layout, special rows, dtypes, threads and ISA
 levels; the fast flavour close to exact; the SciPy-style functions like
 scipy.special."""
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -524,6 +527,27 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
     finally:
         for level, value in old.items():
             isa.load(level).set_serial_threshold(value)
+
+
+def test_exact_flavour_at_the_exponential_edges():
+    # rows whose differences from the maximum are exp32's hardest inputs and
+    # its float32 quick path's edges (test_transcendentals.py), in every
+    # lane, at every level: the specification's bits through the fused
+    # exponential-and-sum pass, for Softmax and LogSoftmax
+    edges = json.loads((Path(__file__).resolve().parent / "data" / "exp_log_edges.json").read_text())
+    values = edges["hardest"]["exp"] + edges["exp_float32_quick_path"]["inputs"]
+    edges = np.array([float.fromhex(v) for v in values], np.float32)
+    edges = edges[edges < 0]
+    for cols in (16, 33):
+        x = np.zeros((edges.size * cols, cols), np.float32)
+        for i, value in enumerate(edges):
+            for lane in range(cols):
+                x[i * cols + lane, lane] = value
+        for op in ("Softmax", "LogSoftmax"):
+            want = normops.reference.run(op, [x])[0]
+            for level in isa.available_levels():
+                with isa.use(level):
+                    same_bits(normops.run(op, [x], mode="exact", n_threads=1)[0], want)
 
 
 def test_kernels_take_narrow_storage_and_round_once():

@@ -3,6 +3,7 @@ long-double reference and mpmath), bit-identical at every ISA level and
 thread count; exp64/log64 within one ulp; the fast exp within its bound;
 the public API. The exhaustive check of all 2^32 inputs is
 ``python -m normops verify-transcendentals`` (minutes, not run here)."""
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -23,14 +24,12 @@ FUNCTIONS = ("exp", "log")
 HAVE_REFERENCE = isa.kernels.has_long_double_reference()
 needs_reference = pytest.mark.skipif(not HAVE_REFERENCE, reason="no x86 long-double reference in this build")
 
-# Inputs closest to a float32 midpoint (docs/transcendentals.md): exp's
-# from 2^-28.7 to 2^-27 ulp, log's from 2^-34 to 2^-31.1 ulp.
-HARD = {
-    "exp": ["-0x1.d2259ap+3", "-0x1.e1dbe2p-8", "-0x1.65cf3p+6", "0x1.fdff02p-17",
-            "-0x1.c1c4b8p-10", "-0x1p-25", "0x1.8d7cb6p-12"],
-    "log": ["0x1.b121a6p+76", "0x1.bacb4ap+25", "0x1.c09d7cp+27", "0x1.2f1fd6p+3",
-            "0x1.22d57p-65", "0x1.5190cp+78"],
-}
+# Inputs every array loop must get right in any lane: those closest to a
+# float32 midpoint (HARD) and where exp32's float32 quick path comes closest
+# to a wrong result (tests/data/exp_log_edges.json says how each was found).
+_EDGES = json.loads((Path(__file__).resolve().parent / "data" / "exp_log_edges.json").read_text())
+HARD = {f: _EDGES["hardest"][f] for f in ("exp", "log")}
+EDGE = {"exp": HARD["exp"] + _EDGES["exp_float32_quick_path"]["inputs"], "log": HARD["log"]}
 
 F32_MAX = np.finfo(np.float32).max
 NAN32 = 0x7FC00000
@@ -212,7 +211,7 @@ def test_quick_paths_equal_the_careful_path(function):
     # or copied tails, the careful path for flagged vectors) against the
     # one-element-at-a-time careful path, at every level, in place too
     rng = np.random.default_rng(40)
-    hard = f32(HARD[function])
+    hard = f32(EDGE[function])
     if function == "exp":
         special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72284, -87.33655, -103.97209, -87.3, -104.0]
         values = rng.uniform(-110, 95, 1 << 17)
@@ -239,9 +238,10 @@ def test_quick_paths_equal_the_careful_path(function):
 
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_hard_inputs_in_every_lane(function):
-    # each of the hardest inputs at every position of a 16-lane vector and
-    # of the tails, among easy neighbours, at every level: correctly rounded
-    hard = f32(HARD[function])
+    # each of the hardest inputs and the quick paths' edges at every position
+    # of a 16-lane vector and of the tails, among easy neighbours, at every
+    # level: correctly rounded
+    hard = f32(EDGE[function])
     want = correct(function, hard)
     easy = np.float32(0.5 if function == "exp" else 3.0)
     easy_bits = correct(function, [easy])[0]

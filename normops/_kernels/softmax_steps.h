@@ -48,36 +48,42 @@
  * sum (LogSoftmax); at AVX-512 keep = 0 skips their stores, elsewhere e is
  * the sum's buffer either way. */
 #if defined(__AVX512F__)
-static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
-                                                     ptrdiff_t n, int keep, const float* next,
-                                                     float* next_max) {
-    __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps();
-    const __m512 none = _mm512_set1_ps(-__builtin_inff());
-    __m512 mx = none;
+/* The AVX-512 pass of both flavours (exact: exp32, whose hard lanes are
+ * recomputed before the vector joins the sum; fast: the fast exp), one
+ * vector of elements at i, m the lanes in the row: the tail loads zeros
+ * (exp 1, never hard) and leaves the partials past it alone. */
+NORMOPS_ALWAYS_INLINE void normops_exp_sum_step_avx512(const float* x, __m512 s, float* e, float* d, ptrdiff_t i,
+                                                       __mmask16 m, int keep, const float* next, int exact,
+                                                       __m512* acc, __m512* mx) {
+    __mmask16 hard = 0;
+    __m512 diff = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
+    __m512 v = exact ? normops_exp32_quick16(diff, &hard, 1) : normops_exp32_fast16_core(diff);
+    if (exact && __builtin_expect(hard != 0, 0)) {
+        float dh[16], vh[16];
+        _mm512_storeu_ps(dh, diff);
+        _mm512_storeu_ps(vh, v);
+        normops_exp32_careful(dh, vh, hard);
+        v = _mm512_loadu_ps(vh);
+    }
+    if (next)  /* max returns its second operand when either is NaN */
+        *mx = _mm512_max_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), m, next + i), *mx);
+    if (d)
+        _mm512_mask_storeu_ps(d + i, m, diff);
+    if (keep)
+        _mm512_mask_storeu_ps(e + i, m, v);
+    *acc = _mm512_mask_add_ps(*acc, m, *acc, v);
+}
+
+NORMOPS_ALWAYS_INLINE float normops_exp_shifted_sum16_avx512(const float* x, float shift, float* e, float* d,
+                                                             ptrdiff_t n, int keep, const float* next,
+                                                             float* next_max, int exact) {
+    __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps(), mx = _mm512_set1_ps(-__builtin_inff());
     ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
-        __m512 v = normops_exp32_fast16_core(diff);
-        if (next)  /* max returns its second operand when either is NaN */
-            mx = _mm512_max_ps(_mm512_loadu_ps(next + i), mx);
-        if (d)
-            _mm512_storeu_ps(d + i, diff);
-        if (keep)
-            _mm512_storeu_ps(e + i, v);
-        acc = _mm512_add_ps(acc, v);
-    }
-    if (i < n) {  /* the partials past the tail are left alone */
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s);
-        __m512 v = normops_exp32_fast16_core(diff);
-        if (next)
-            mx = _mm512_max_ps(_mm512_mask_loadu_ps(none, m, next + i), mx);
-        if (d)
-            _mm512_mask_storeu_ps(d + i, m, diff);
-        if (keep)
-            _mm512_mask_storeu_ps(e + i, m, v);
-        acc = _mm512_mask_add_ps(acc, m, acc, v);
-    }
+    for (; i + 16 <= n; i += 16)
+        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)0xFFFF, keep, next, exact, &acc, &mx);
+    if (i < n)
+        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)((1u << (n - i)) - 1), keep, next, exact, &acc,
+                                    &mx);
     if (next)
         *next_max = _mm512_reduce_max_ps(mx);
     /* Sum16's fold (sum16.h) in registers: partial t plus partial t + 8,
@@ -86,6 +92,12 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
     __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
     return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, 1)));
+}
+
+static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
+                                                     ptrdiff_t n, int keep, const float* next,
+                                                     float* next_max) {
+    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
@@ -170,14 +182,21 @@ static inline void normops_divide_float_array(const float* e, float s, float* y,
 }
 
 /* 1b. The exact flavour's exponentials and their Sum16 in one pass over
- * the row, a piece at a time: exp32 of a piece (transcendental.h's array
- * entry point, whatever its inner construction), then the piece's terms
- * added into the sixteen partials while it is still in the L1 cache, where
- * a second pass would read the row again. Pieces are whole multiples of 16
- * elements, so term j still goes to partial j % 16 in increasing j: the
- * bits of sum16. Arguments as normops_exp32_fast_shifted_sum16's, with
- * shift the row maximum (every difference at most 0 or NaN); next's maximum
- * is taken piece by piece, at every level, while the row computes. */
+ * the row; arguments as normops_exp32_fast_shifted_sum16's, with shift the
+ * row maximum (every difference at most 0 or NaN), and next's maximum
+ * taken at every level. At AVX-512, the fast flavour's loop with exp32's
+ * quick path, each vector's hard lanes recomputed before it joins the sum.
+ * Elsewhere a piece at a time: exp32 of a piece (transcendental.h's array
+ * entry point), then the piece's terms added into the sixteen partials
+ * while it is still in the L1 cache, where a second pass would read the
+ * row again. Pieces are whole multiples of 16 elements, so term j still
+ * goes to partial j % 16 in increasing j: the bits of sum16. */
+#if defined(__AVX512F__)
+static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
+                                                int keep, const float* next, float* next_max) {
+    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1);
+}
+#else
 #define NORMOPS_EXACT_PIECE 512
 static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
                                                 int keep, const float* next, float* next_max) {
@@ -208,6 +227,7 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
         *next_max = nm;
     return normops_f32_fold(&p);
 }
+#endif
 
 /* 3. Streaming stores for the last pass of a large output.
  *

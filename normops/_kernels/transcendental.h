@@ -453,8 +453,8 @@ NORMOPS_SCALAR_MAP(log32, float)
  * the error, and (float)y is correctly rounded. */
 #define NORMOPS_NEAR_ADD(tol) ((int)((tol) - 0x10000000u))
 #define NORMOPS_NEAR_MASK(tol) ((int)(0x1FFFFFFFu & ~(2 * (tol) - 1)))
-/* exp: relative error below 2^-38.4 (polynomial 2^-38.5, the reduction's
- * rounding 2^-46.8, a few of 2^-53), so at most 2^14.6 ulps of y */
+/* exp (AVX2's float64 quick path): relative error below 2^-38.4, so at
+ * most 2^14.6 ulps of y */
 #define NORMOPS_EXPF64_TOL 0x10000u
 /* log: below 2^-41.6 (polynomial 2^-41.8), at most 2^11.4 ulps */
 #define NORMOPS_LOGF64_TOL 0x2000u
@@ -476,25 +476,6 @@ __attribute__((noinline)) static void normops_log32_careful(const float* d, floa
         y[i] = normops_log32(d[i]);
 }
 
-/* e^z for 8 doubles z in [-104, 89]: z = (k/16) ln2 + r by the shift
- * trick (t's pattern ends in k, kd = k/16 exactly), |r| <= ln2/32 plus
- * roundings; 2^(j/16), j = k mod 16, from a table in two registers picked
- * by vpermt2pd (its index is t's low four bits); e^r = 1 + r (A1 + r (A2 +
- * r (A3 + r A4))), fitted; vscalefpd multiplies by 2^floor(k/16). */
-NORMOPS_ALWAYS_INLINE __m512d normops_expf64_quick8(__m512d z) {
-    const __m512d shift = _mm512_set1_pd(NORMOPS_EXPF64_SHIFT);
-    __m512d t = _mm512_fmadd_pd(z, _mm512_set1_pd(NORMOPS_EXPF64_INVLN2), shift);
-    __m512d kd = _mm512_sub_pd(t, shift);
-    __m512d r = _mm512_fnmadd_pd(kd, _mm512_set1_pd(NORMOPS_EXPF64_LN2), z);
-    __m512d tab = _mm512_permutex2var_pd(_mm512_load_pd(normops_expf64_table), _mm512_castpd_si512(t),
-                                         _mm512_load_pd(normops_expf64_table + 8));
-    __m512d q = _mm512_fmadd_pd(_mm512_set1_pd(NORMOPS_EXPF64_A4), r, _mm512_set1_pd(NORMOPS_EXPF64_A3));
-    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_EXPF64_A2));
-    q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(NORMOPS_EXPF64_A1));
-    __m512d y = _mm512_fmadd_pd(_mm512_mul_pd(tab, r), q, tab);
-    return _mm512_scalef_pd(y, kd);
-}
-
 /* The low 32 bits of 16 doubles (two vectors) in lane order, and the test
  * above on them: a mask of the hard lanes. */
 NORMOPS_ALWAYS_INLINE __mmask16 normops_near_boundary16(__m512d lo, __m512d hi, int add, int mask) {
@@ -507,23 +488,60 @@ NORMOPS_ALWAYS_INLINE __m512 normops_cvt2pd_ps(__m512d lo, __m512d hi) {
     return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
 
-/* exp32 on 16 lanes by the quick path; *hard gets the lanes to recompute.
- * Clamped to [-104, 89] in float32 (no result changes; a NaN becomes -104
- * and is restored at the end). Results in or near float32's subnormal
- * range (inputs in (-104, -87.3)) are always hard: their rounding
- * boundaries sit at other bit positions. below_89: the caller knows every
- * lane that is not NaN is at most 89 (Softmax's x - max <= 0). */
+/* exp32 on 16 lanes by the quick path, in float32 arithmetic; *hard gets
+ * the lanes to recompute.
+ *
+ * x = (k/32) ln2 + r: t = x/ln2 + SHIFT is a multiple of 1/32 whose
+ * pattern ends in j = k mod 32, kd = t - SHIFT = k/32 exactly; rh = x - kd
+ * LN2_HI is exact (an FMA; tools/gen_transcendental_tables.py checks why),
+ * rl = kd MLN2_LO the rest of kd ln2, rs = rh + rl rounded. With 2^(j/32) =
+ * hi + lo (two registers each, vpermt2ps) and e^r = 1 + r + r^2 q(r),
+ * q = 1/2 + r/6 + r^2/24:
+ *     e^x / 2^floor(k/32) = hi + hi rh + [hi (rl + rs^2 q) + lo (1 + rs)]
+ * s = RN(hi + hi rh) (one FMA) and its error e (exact: hi - s is, and e is
+ * a float32 within 2^-48 relative), the bracket and e added into tt, small
+ * (|tt| < 2^-12 relative to s). s + tt is within about 2^-36 (relative) of
+ * e^x / 2^floor(k/32).
+ *
+ * The rounding test: y1 = RN(s + (tt + DELTA)), y2 = RN(s + (tt - DELTA)).
+ * Where they agree, no float32 rounding boundary lies within DELTA of s +
+ * tt, farther than its error, and y1 is the correctly rounded result at
+ * this scale; vscalefps multiplies it by 2^floor(k/32) exactly (or to +inf
+ * past the overflow threshold, which is itself such a boundary). Where
+ * they differ, or are NaN (x NaN), the lane is hard. DELTA = 2^-35: over
+ * all 2^32 inputs, 2^-37 lets 310 wrong results through, 2^-35 none (the
+ * exhaustive check, docs/transcendentals.md); about 1 element in 4000 is
+ * hard.
+ *
+ * Lanes with x <= -104 (-inf included) give +0 (e^-104 < 2^-150); results
+ * below 2^-126 (x in (-104, -87.3)) are hard: their rounding boundaries sit
+ * at other bit positions. x is first clamped at 89 (exp(89) overflows);
+ * below_89: the caller knows every lane that is not NaN is at most 89
+ * (Softmax's x - max <= 0). */
+#define NORMOPS_EXPF32_DELTA 0x1p-35f
 NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, int below_89) {
-    __m512 c = below_89 ? v : _mm512_min_ps(v, _mm512_set1_ps(89.0f));
-    c = _mm512_max_ps(c, _mm512_set1_ps(-104.0f));
-    __mmask16 sub = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ),
-                                            c, _mm512_set1_ps(-104.0f), _CMP_GT_OQ);
-    __m512d lo = normops_expf64_quick8(_mm512_cvtps_pd(_mm512_castps512_ps256(c)));
-    __m512d hi = normops_expf64_quick8(_mm512_cvtps_pd(_mm512_extractf32x8_ps(c, 1)));
-    *hard = sub | normops_near_boundary16(lo, hi, NORMOPS_NEAR_ADD(NORMOPS_EXPF64_TOL),
-                                          NORMOPS_NEAR_MASK(NORMOPS_EXPF64_TOL));
-    __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    return _mm512_mask_blend_ps(nan, normops_cvt2pd_ps(lo, hi), _mm512_castsi512_ps(_mm512_set1_epi32((int)NORMOPS_NAN32)));
+    const __m512 shift = _mm512_set1_ps(NORMOPS_EXPF32_SHIFT);
+    __m512 c = below_89 ? v : _mm512_min_ps(_mm512_set1_ps(89.0f), v);  /* min keeps a NaN in v */
+    __mmask16 live = _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_NLE_UQ);  /* > -104 or NaN */
+    __mmask16 tiny = _mm512_mask_cmp_ps_mask(live, c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ);
+    __m512 t = _mm512_fmadd_ps(c, _mm512_set1_ps(NORMOPS_EXPF32_INVLN2), shift);
+    __m512 kd = _mm512_sub_ps(t, shift);
+    __m512 rh = _mm512_fnmadd_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_LN2_HI), c);
+    __m512 rl = _mm512_mul_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_MLN2_LO));
+    __m512 rs = _mm512_add_ps(rh, rl);
+    __m512i j = _mm512_castps_si512(t);
+    __m512 hi = _mm512_permutex2var_ps(_mm512_load_ps(normops_expf32_hi), j, _mm512_load_ps(normops_expf32_hi + 16));
+    __m512 lo = _mm512_permutex2var_ps(_mm512_load_ps(normops_expf32_lo), j, _mm512_load_ps(normops_expf32_lo + 16));
+    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(NORMOPS_EXPF32_C4), rs, _mm512_set1_ps(NORMOPS_EXPF32_C3));
+    q = _mm512_fmadd_ps(q, rs, _mm512_set1_ps(0.5f));
+    __m512 u = _mm512_fmadd_ps(_mm512_mul_ps(rs, rs), q, rl);
+    __m512 s = _mm512_fmadd_ps(hi, rh, hi);
+    __m512 e = _mm512_fmadd_ps(hi, rh, _mm512_sub_ps(hi, s));
+    __m512 tt = _mm512_add_ps(_mm512_fmadd_ps(hi, u, _mm512_fmadd_ps(lo, rs, lo)), e);
+    __m512 y1 = _mm512_add_ps(s, _mm512_add_ps(tt, _mm512_set1_ps(NORMOPS_EXPF32_DELTA)));
+    __m512 y2 = _mm512_add_ps(s, _mm512_sub_ps(tt, _mm512_set1_ps(NORMOPS_EXPF32_DELTA)));
+    *hard = tiny | _mm512_mask_cmp_ps_mask(live, y1, y2, _CMP_NEQ_UQ);
+    return _mm512_maskz_scalef_ps(live, y1, kd);
 }
 
 /* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the

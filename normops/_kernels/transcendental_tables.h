@@ -212,18 +212,8 @@ static const uint64_t normops_expq_biased[256] = {
     0x3FEFF3C22B8F71F1ull, 0x3FEFF9D96B2A23D9ull,
 };
 
-/* the FMA quick paths (exp32, log32): 2^(j/16); 1/c and -log(1/c) for
- * n = round(16 m) in 12..24 at entry n mod 16 (entries 9..11 unused) */
-static const double normops_expf64_table[16] __attribute__((aligned(64))) = {
-    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0,
-    0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
-    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0,
-    0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
-    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0,
-    0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
-    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0,
-    0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0,
-};
+/* log32's FMA quick path: 1/c and -log(1/c) for n = round(16 m) in
+ * 12..24 at entry n mod 16 (entries 9..11 unused) */
 static const double normops_logf64_invc[16] __attribute__((aligned(64))) = {
     0x1.0000000000000p+0, 0x1.e1e1e1e1e1e1ep-1,
     0x1.c71c71c71c71cp-1, 0x1.af286bca1af28p-1,
@@ -436,13 +426,8 @@ static const double normops_log_logc_lo[128] = {
 #define NORMOPS_LOG_Q7 (0x1.2492492492492p-3)
 #define NORMOPS_LOG_Q8 (-0x1.0000000000000p-3)
 #define NORMOPS_LOG_Q9 (0x1.c71c71c71c71cp-4)
-#define NORMOPS_EXPF64_SHIFT (0x1.8000000000000p+48)
 #define NORMOPS_EXPF64_INVLN2 (0x1.71547652b82fep+0)
 #define NORMOPS_EXPF64_LN2 (0x1.62e42fefa39efp-1)
-#define NORMOPS_EXPF64_A1 (0x1.fffffffb0e8f4p-1)
-#define NORMOPS_EXPF64_A2 (0x1.00000002cd4bdp-1)
-#define NORMOPS_EXPF64_A3 (0x1.5557e6920c9b2p-3)
-#define NORMOPS_EXPF64_A4 (0x1.5554c908fb671p-5)
 #define NORMOPS_EXPF64_W1 (0x1.ffffffffd54c4p-1)
 #define NORMOPS_EXPF64_W2 (0x1.00000000543f8p-1)
 #define NORMOPS_EXPF64_W3 (0x1.555555a0b1acep-3)
@@ -474,6 +459,33 @@ static const double normops_log_logc_lo[128] = {
 #define NORMOPS_EXPF_SHIFT16 (0x1.8000000000000p+19f)
 #define NORMOPS_EXPF_T2 (0x1.0002220000000p-1f)
 #define NORMOPS_EXPF_T3 (0x1.5556460000000p-3f)
+/* exp32's float32 quick path (AVX-512): 2^(j/32) = hi[j] + lo[j] */
+#define NORMOPS_EXPF32_SHIFT (0x1.8000000000000p+18f)
+#define NORMOPS_EXPF32_INVLN2 (0x1.7154760000000p+0f)
+#define NORMOPS_EXPF32_LN2_HI (0x1.62e4300000000p-1f)
+#define NORMOPS_EXPF32_MLN2_LO (0x1.05c6100000000p-29f)
+#define NORMOPS_EXPF32_C3 (0x1.5555560000000p-3f)
+#define NORMOPS_EXPF32_C4 (0x1.5555560000000p-5f)
+static const float normops_expf32_hi[32] __attribute__((aligned(64))) = {
+    0x1.0000000000000p+0f, 0x1.059b0e0000000p+0f, 0x1.0b55860000000p+0f, 0x1.11301e0000000p+0f,
+    0x1.172b840000000p+0f, 0x1.1d48740000000p+0f, 0x1.2387a60000000p+0f, 0x1.29e9e00000000p+0f,
+    0x1.306fe00000000p+0f, 0x1.371a740000000p+0f, 0x1.3dea640000000p+0f, 0x1.44e0860000000p+0f,
+    0x1.4bfdae0000000p+0f, 0x1.5342b60000000p+0f, 0x1.5ab07e0000000p+0f, 0x1.6247ec0000000p+0f,
+    0x1.6a09e60000000p+0f, 0x1.71f75e0000000p+0f, 0x1.7a11480000000p+0f, 0x1.82589a0000000p+0f,
+    0x1.8ace540000000p+0f, 0x1.93737c0000000p+0f, 0x1.9c49180000000p+0f, 0x1.a5503c0000000p+0f,
+    0x1.ae89fa0000000p+0f, 0x1.b7f7700000000p+0f, 0x1.c199be0000000p+0f, 0x1.cb720e0000000p+0f,
+    0x1.d5818e0000000p+0f, 0x1.dfc9740000000p+0f, 0x1.ea4afa0000000p+0f, 0x1.f507660000000p+0f,
+};
+static const float normops_expf32_lo[32] __attribute__((aligned(64))) = {
+    0x0.0p+0f, -0x1.9d4f520000000p-25f, 0x1.9f31220000000p-25f, -0x1.fdb4960000000p-25f,
+    -0x1.c157420000000p-27f, -0x1.d2e8ca0000000p-25f, 0x1.ceac480000000p-25f, -0x1.5c04240000000p-25f,
+    0x1.4636e20000000p-25f, -0x1.18aac60000000p-25f, 0x1.8246840000000p-25f, 0x1.8624b40000000p-30f,
+    -0x1.593abc0000000p-25f, -0x1.2c56100000000p-25f, -0x1.5bd5ec0000000p-27f, -0x1.f8b5500000000p-25f,
+    0x1.9fcef40000000p-26f, 0x1.1d8bee0000000p-25f, -0x1.829fd00000000p-25f, -0x1.accc7c0000000p-26f,
+    0x1.15506e0000000p-27f, -0x1.e647440000000p-25f, 0x1.51f8480000000p-27f, -0x1.b83b540000000p-25f,
+    -0x1.a94b140000000p-26f, -0x1.a094380000000p-25f, -0x1.3d56b20000000p-27f, -0x1.8837cc0000000p-27f,
+    -0x1.822dbc0000000p-27f, -0x1.908c940000000p-25f, 0x1.52486c0000000p-27f, -0x1.246eb00000000p-26f,
+};
 /* the AVX-512 fast exp: 2^(j/16), one register (64-byte aligned) */
 static const float normops_expf_sixteenths[16] __attribute__((aligned(64))) = {
     0x1.0000000000000p+0f, 0x1.0b55860000000p+0f, 0x1.172b840000000p+0f, 0x1.2387a60000000p+0f,
