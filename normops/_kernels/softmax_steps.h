@@ -485,8 +485,8 @@ static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t
 #endif
 
 /* 4. Sigmoid: y = 1 / (1 + exp(-x)), each operation rounded (decisions.md
- * §2), over blocks that stay in the L1 cache; at AVX-512 the fast flavour
- * is one pass of vectors. exp(-x) underflows to 0 for large x (y = 1
+ * §2), over blocks that stay in the L1 cache; at AVX-512 both flavours are
+ * one pass of vectors. exp(-x) underflows to 0 for large x (y = 1
  * exactly) and overflows to +inf for very negative x (y = +0); a NaN stays
  * the canonical NaN through both operations. y may be x. stream: streaming
  * stores for y (section 3; the caller fences). */
@@ -494,36 +494,53 @@ static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t
 /* elements ahead to prefetch: the loops are compute-bound, so the memory
  * reads can hide behind them (the hardware prefetcher alone lags) */
 #define NORMOPS_SIGMOID_AHEAD 1024
+#if defined(__AVX512F__)
+/* 1 / (1 + exp(-x)) on 16 lanes, exact (exp32's quick path, the hard lanes
+ * recomputed) or fast; the lanes past a tail are loaded as 0 (never hard) */
+NORMOPS_ALWAYS_INLINE __m512 normops_sigmoid16(__m512 x, int fast) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 d = _mm512_sub_ps(_mm512_setzero_ps(), x);  /* -x, but +0 for x = +0: exp gives 1 either way */
+    __m512 e;
+    if (fast) {
+        e = normops_exp32_fast16(d);
+    } else {
+        __mmask16 hard;
+        e = normops_exp32_quick16(d, &hard, 0);
+        if (__builtin_expect(hard != 0, 0)) {
+            float dh[16], eh[16];
+            _mm512_storeu_ps(dh, d);
+            _mm512_storeu_ps(eh, e);
+            normops_exp32_careful(dh, eh, hard);
+            e = _mm512_loadu_ps(eh);
+        }
+    }
+    return _mm512_div_ps(one, _mm512_add_ps(one, e));
+}
+#endif
+
 static inline void normops_sigmoid_float(const float* x, float* y, ptrdiff_t n, int fast, int stream) {
 #if defined(__AVX512F__)
-    if (fast) {
-        const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
-        ptrdiff_t i = 0;
-        stream = stream && ((uintptr_t)y & 3u) == 0;
-        if (stream && n >= 16) {  /* up to y's 64-byte boundary */
-            ptrdiff_t head = normops_stream_head(y, n);
-            __mmask16 m = (__mmask16)((1u << head) - 1);
-            __m512 e = normops_exp32_fast16(_mm512_sub_ps(zero, _mm512_maskz_loadu_ps(m, x)));
-            _mm512_mask_storeu_ps(y, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
-            i = head;
-        }
-        for (; i + 16 <= n; i += 16) {
-            __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
-            __m512 e = normops_exp32_fast16(_mm512_sub_ps(zero, _mm512_loadu_ps(x + i)));
-            __m512 v = _mm512_div_ps(one, _mm512_add_ps(one, e));
-            if (stream)
-                _mm512_stream_ps(y + i, v);
-            else
-                _mm512_storeu_ps(y + i, v);
-        }
-        if (i < n) {
-            __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-            __m512 e = normops_exp32_fast16(_mm512_sub_ps(zero, _mm512_maskz_loadu_ps(m, x + i)));
-            _mm512_mask_storeu_ps(y + i, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
-        }
-        return;
+    ptrdiff_t i = 0;
+    stream = stream && ((uintptr_t)y & 3u) == 0;
+    if (stream && n >= 16) {  /* up to y's 64-byte boundary */
+        ptrdiff_t head = normops_stream_head(y, n);
+        __mmask16 m = (__mmask16)((1u << head) - 1);
+        _mm512_mask_storeu_ps(y, m, normops_sigmoid16(_mm512_maskz_loadu_ps(m, x), fast));
+        i = head;
     }
-#endif
+    for (; i + 16 <= n; i += 16) {
+        __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
+        __m512 v = normops_sigmoid16(_mm512_loadu_ps(x + i), fast);
+        if (stream)
+            _mm512_stream_ps(y + i, v);
+        else
+            _mm512_storeu_ps(y + i, v);
+    }
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, normops_sigmoid16(_mm512_maskz_loadu_ps(m, x + i), fast));
+    }
+#else
     float e[NORMOPS_SIGMOID_BLOCK];
 #if defined(NORMOPS_STREAM_LANES)
     const normops_stream_vec vone = NORMOPS_STREAM_SET1(1.0f);
@@ -542,6 +559,7 @@ static inline void normops_sigmoid_float(const float* x, float* y, ptrdiff_t n, 
         for (; i < len; i++)
             y[b + i] = 1.0f / (1.0f + e[i]);
     }
+#endif
 }
 
 #endif
