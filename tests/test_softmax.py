@@ -535,7 +535,8 @@ def test_exact_flavour_at_the_exponential_edges():
     # lane, at every level: the specification's bits through the fused
     # exponential-and-sum pass, for Softmax and LogSoftmax
     edges = json.loads((Path(__file__).resolve().parent / "data" / "exp_log_edges.json").read_text())
-    values = edges["hardest"]["exp"] + edges["exp_float32_quick_path"]["inputs"]
+    values = (edges["hardest"]["exp"] + edges["exp_float32_quick_path"]["inputs"]
+              + edges["exp_float32_quick_path_avx2"]["inputs"])
     edges = np.array([float.fromhex(v) for v in values], np.float32)
     edges = edges[edges < 0]
     for cols in (16, 33):

@@ -29,7 +29,8 @@ needs_reference = pytest.mark.skipif(not HAVE_REFERENCE, reason="no x86 long-dou
 # to a wrong result (tests/data/exp_log_edges.json says how each was found).
 _EDGES = json.loads((Path(__file__).resolve().parent / "data" / "exp_log_edges.json").read_text())
 HARD = {f: _EDGES["hardest"][f] for f in ("exp", "log")}
-EDGE = {"exp": HARD["exp"] + _EDGES["exp_float32_quick_path"]["inputs"], "log": HARD["log"]}
+EDGE = {"exp": HARD["exp"] + _EDGES["exp_float32_quick_path"]["inputs"] + _EDGES["exp_float32_quick_path_avx2"]["inputs"],
+        "log": HARD["log"]}
 
 F32_MAX = np.finfo(np.float32).max
 NAN32 = 0x7FC00000

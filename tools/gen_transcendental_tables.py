@@ -30,8 +30,7 @@ LN2_QUANTUM = mpmath.mpf(2) ** -42        # e * LN2_HI and e * LN2_HI + logc_hi 
 EXP_L1_QUANTUM = mpmath.mpf(2) ** -42     # k * L1 exact for |k| < 2^17 (36 significant bits)
 FAST_LN2_QUANTUM = mpmath.mpf(2) ** -16   # float32: n * LN2_HI_F exact for |n| < 2^8
 QUICK_EXP_TABLE_BITS = 8  # exp32's quick path without FMA (baseline): 2^(j/256), j < 256
-FLOAT_EXP_TABLE = 32      # exp32's float32 quick path (AVX-512): 2^(j/32) = hi + lo, two registers each
-FMA_EXP_WIDE_DEGREE = 8  # exp32's float64 quick path (AVX2), table-free: e^r, |r| <= ln2/2
+FLOAT_EXP_TABLE = 32      # exp32's float32 quick path: 2^(j/32) = hi + lo (AVX-512; AVX2 every other entry)
 FMA_LOG_TABLE = 16        # log32's quick path (AVX-512): c = n/16 nearly, two registers
 FMA_LOG_DEGREE = 7        # its polynomial for log1p(r)
 FAST_SIXTEENTHS = 16      # the AVX-512 fast exp: 2^(j/16) in one 16-lane register
@@ -217,7 +216,8 @@ def fitted(target, powers, lo, hi, nodes=301):
 
 
 def float_exp_values():
-    """exp32's float32 quick path (AVX-512): x = (k/32) ln2 + r, e^x =
+    """exp32's float32 quick path (AVX-512; AVX2 with sixteenths, every
+    other table entry and the C5 term): x = (k/32) ln2 + r, e^x =
     2^floor(k/32) (hi[j] + lo[j]) e^r, j = k mod 32, hi[j] + lo[j] = 2^(j/32)
     to about 48 bits; r = rh + (k/32) MLN2_LO with rh = x - (k/32) LN2_HI
     exact; e^r = 1 + r + r^2 (1/2 + r C3 + r^2 C4), Taylor."""
@@ -233,11 +233,14 @@ def float_exp_values():
         # 1.5 * 2^23 / 32: sums with it are multiples of 1/32, and the low five
         # bits of the sum's pattern are j, the tables' index
         "NORMOPS_EXPF32_SHIFT": single(mpmath.mpf(3) * 2 ** 22 / n),
+        # AVX2: sixteenths (its table is every other entry)
+        "NORMOPS_EXPF32_SHIFT16": single(mpmath.mpf(3) * 2 ** 22 / (n // 2)),
         "NORMOPS_EXPF32_INVLN2": single(1 / LN2),
         "NORMOPS_EXPF32_LN2_HI": ln2_hi,
         "NORMOPS_EXPF32_MLN2_LO": single(ln2_hi - LN2),
         "NORMOPS_EXPF32_C3": single(mpmath.mpf(1) / 6),
         "NORMOPS_EXPF32_C4": single(mpmath.mpf(1) / 24),
+        "NORMOPS_EXPF32_C5": single(mpmath.mpf(1) / 120),  # AVX2: |r| <= ln2/32 needs one more term
     }
     # rh = x - (k/32) LN2_HI is exact (one FMA): k/32 is a multiple of 2^-5
     # and LN2_HI of 2^-24, so the product is a multiple of 2^-29; where k is
@@ -247,22 +250,11 @@ def float_exp_values():
     assert is_multiple(ln2_hi, mpmath.mpf(2) ** -24)
     assert LN2 / 64 * (1 + mpmath.mpf(2) ** -10) < mpmath.mpf(2) ** -6.4
     assert mpmath.mpf(2) ** -6.4 / mpmath.mpf(2) ** -30 < 2 ** 24
+    # AVX2's sixteenths: the product a multiple of 2^-28, x of 2^-29 where k
+    # is not 0 (|x| > ln2/32 > 2^-6), |rh| <= ln2/32 (widened) < 2^-5.4
+    assert LN2 / 32 * (1 + mpmath.mpf(2) ** -10) < mpmath.mpf(2) ** -5.4
+    assert mpmath.mpf(2) ** -5.4 / mpmath.mpf(2) ** -29 < 2 ** 24
     return hi, lo, consts
-
-
-def fma_exp_values():
-    """exp32's float64 quick path at AVX2, table-free: x = k ln2 + r,
-    e^r ~ 1 + r (W1 + r (W2 + ... r W8)) fitted on |r| <= ln2/2 (widened a
-    little for the rounding of k)."""
-    consts = {
-        "NORMOPS_EXPF64_INVLN2": double(1 / LN2),
-        "NORMOPS_EXPF64_LN2": double(LN2),
-    }
-    wide = LN2 / 2 * (1 + mpmath.mpf(2) ** -10)
-    coeffs = fitted(lambda r: (mpmath.exp(r), mpmath.exp(r) - 1), range(1, FMA_EXP_WIDE_DEGREE + 1), -wide, wide)
-    for k, c in enumerate(coeffs, start=1):
-        consts[f"NORMOPS_EXPF64_W{k}"] = double(c)
-    return consts
 
 
 def fma_log_values():
@@ -331,7 +323,6 @@ def render():
     invc, logc_hi, logc_lo, log_consts = log_values()
     fast_consts = fast_exp_values()
     quick_table, quick_consts = quick_exp_values()
-    fma_exp_consts = fma_exp_values()
     float_exp_hi, float_exp_lo, float_exp_consts = float_exp_values()
     fma_log_invc, fma_log_logc, fma_log_consts = fma_log_values()
     out = [
@@ -368,7 +359,7 @@ def render():
         table("double", "normops_log_logc_lo", logc_lo, c_double, 2),
         "",
     ]
-    for name, value in {**exp_consts, **quick_consts, **log_consts, **fma_exp_consts, **fma_log_consts}.items():
+    for name, value in {**exp_consts, **quick_consts, **log_consts, **fma_log_consts}.items():
         out.append(f"#define {name} ({c_double(value)})")
     out.append("")
     out.append("/* fast exp (float32 arithmetic) */")

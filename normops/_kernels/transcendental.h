@@ -453,9 +453,6 @@ NORMOPS_SCALAR_MAP(log32, float)
  * the error, and (float)y is correctly rounded. */
 #define NORMOPS_NEAR_ADD(tol) ((int)((tol) - 0x10000000u))
 #define NORMOPS_NEAR_MASK(tol) ((int)(0x1FFFFFFFu & ~(2 * (tol) - 1)))
-/* exp (AVX2's float64 quick path): relative error below 2^-38.4, so at
- * most 2^14.6 ulps of y */
-#define NORMOPS_EXPF64_TOL 0x10000u
 /* log: below 2^-41.6 (polynomial 2^-41.8), at most 2^11.4 ulps */
 #define NORMOPS_LOGF64_TOL 0x2000u
 
@@ -634,55 +631,61 @@ static void normops_log32_array(const float* x, float* y, ptrdiff_t n) {
     }
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-/* e^z for 4 doubles z in [-104, 89] without a table: z = k ln2 + r, k
- * from the shift trick (t's pattern ends in k), |r| <= ln2/2 plus
- * roundings, e^r = 1 + r (W1 + r (W2 + ... + r W8)) fitted, and 2^k added
- * to the exponent field (k in [-151, 129]: a normal double). */
-NORMOPS_ALWAYS_INLINE __m256d normops_expf64_quick4(__m256d z) {
-    const __m256d shift = _mm256_set1_pd(NORMOPS_SHIFT64);
-    __m256d t = _mm256_fmadd_pd(z, _mm256_set1_pd(NORMOPS_EXPF64_INVLN2), shift);
-    __m256d kd = _mm256_sub_pd(t, shift);
-    __m256d r = _mm256_fnmadd_pd(kd, _mm256_set1_pd(NORMOPS_EXPF64_LN2), z);
-    __m256d q = _mm256_fmadd_pd(_mm256_set1_pd(NORMOPS_EXPF64_W8), r, _mm256_set1_pd(NORMOPS_EXPF64_W7));
-    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W6));
-    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W5));
-    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W4));
-    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W3));
-    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W2));
-    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_EXPF64_W1));
-    __m256d y = _mm256_fmadd_pd(r, q, _mm256_set1_pd(1.0));
-    return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(y),
-                                                _mm256_slli_epi64(_mm256_castpd_si256(t), 52)));
+/* exp32 on 8 lanes by the quick path in float32 arithmetic: the AVX-512
+ * construction (normops_exp32_quick16) with what AVX2 has. *hard gets a
+ * mask of the lanes to recompute (bit i: lane i).
+ * - 2^(j/16) = hi + lo, j = k mod 16: every other entry of the 32-entry
+ *   tables, in two registers each, picked by two vpermps (the low three
+ *   bits of t) and a blend on the fourth bit; so |r| <= ln2/32 and q gets
+ *   one more term, q = 1/2 + r/6 + r^2/24 + r^3/120.
+ * - 2^floor(k/16) added to the exponent field (no vscalefps): t's pattern
+ *   is SHIFT's plus k, and SHIFT's low four bits are 0, so (pattern << 19)
+ *   masked to the exponent field is SHIFT's part plus floor(k/16) << 23.
+ *   The result is normal from x > -87.3 up to the overflow threshold;
+ *   x >= 0x1.62e43p+6, the smallest input whose exp32 is +inf, gives +inf
+ *   by a blend.
+ * - DELTA = 2^-33: over all 2^32 inputs 2^-34 lets 35 wrong results
+ *   through, 2^-33 none (the exhaustive check); about 1 element in 500 is
+ *   hard. */
+#define NORMOPS_EXPF32_DELTA_AVX2 0x1p-33f
+#define NORMOPS_EXPF32_OVERFLOW 0x1.62e43p+6f
+NORMOPS_ALWAYS_INLINE __m256 normops_exp16_table8(const float* t32, __m256i j, __m256 upper) {
+    /* entries 0, 2, ..., 30 of a 32-entry table: 2^(i/16) for i < 16 */
+    const __m256 a = _mm256_setr_ps(t32[0], t32[2], t32[4], t32[6], t32[8], t32[10], t32[12], t32[14]);
+    const __m256 b = _mm256_setr_ps(t32[16], t32[18], t32[20], t32[22], t32[24], t32[26], t32[28], t32[30]);
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, j), _mm256_permutevar8x32_ps(b, j), upper);
 }
 
-/* exp32 on 8 lanes as normops_exp32_quick16; *hard gets a nonzero mask
- * when any lane is hard. Its bits mix two orders (the rounding test sees
- * the elements as 0 1 4 5 2 3 6 7): normops_hard8_lanes makes a mask that
- * holds every hard element. */
 NORMOPS_ALWAYS_INLINE __m256 normops_exp32_quick8(__m256 v, int* hard, int below_89) {
-    __m256 c = below_89 ? v : _mm256_min_ps(v, _mm256_set1_ps(89.0f));
-    c = _mm256_max_ps(c, _mm256_set1_ps(-104.0f));
-    __m256 sub = _mm256_and_ps(_mm256_cmp_ps(c, _mm256_set1_ps(-87.3f), _CMP_LT_OQ),
-                               _mm256_cmp_ps(c, _mm256_set1_ps(-104.0f), _CMP_GT_OQ));
-    __m256d lo = normops_expf64_quick4(_mm256_cvtps_pd(_mm256_castps256_ps128(c)));
-    __m256d hi = normops_expf64_quick4(_mm256_cvtps_pd(_mm256_extractf128_ps(c, 1)));
-    /* the low halves of the 8 doubles (in another order: only "any" counts) */
-    __m256i low = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(lo), _mm256_castpd_ps(hi),
-                                                        _MM_SHUFFLE(2, 0, 2, 0)));
-    low = _mm256_and_si256(_mm256_add_epi32(low, _mm256_set1_epi32(NORMOPS_NEAR_ADD(NORMOPS_EXPF64_TOL))),
-                           _mm256_set1_epi32(NORMOPS_NEAR_MASK(NORMOPS_EXPF64_TOL)));
-    __m256 near = _mm256_castsi256_ps(_mm256_cmpeq_epi32(low, _mm256_setzero_si256()));
-    *hard = _mm256_movemask_ps(_mm256_or_ps(near, sub));
-    __m256 y = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
-    return _mm256_blendv_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)),
-                            _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-}
-
-/* bit b of hard flags element b (the subnormal range) or element
- * 0 1 4 5 2 3 6 7[b] (the rounding test): both are recomputed */
-static inline unsigned normops_hard8_lanes(int hard) {
-    unsigned h = (unsigned)hard;
-    return h | (h & 0xC3u) | ((h & 0x0Cu) << 2) | ((h & 0x30u) >> 2);
+    const __m256 shift = _mm256_set1_ps(NORMOPS_EXPF32_SHIFT16);
+    __m256 c = below_89 ? v : _mm256_min_ps(_mm256_set1_ps(89.0f), v);  /* min keeps a NaN in v */
+    __m256 live = _mm256_cmp_ps(c, _mm256_set1_ps(-104.0f), _CMP_NLE_UQ);  /* > -104 or NaN */
+    __m256 tiny = _mm256_cmp_ps(c, _mm256_set1_ps(-87.3f), _CMP_LT_OQ);
+    __m256 over = _mm256_cmp_ps(c, _mm256_set1_ps(NORMOPS_EXPF32_OVERFLOW), _CMP_GE_OQ);
+    __m256 t = _mm256_fmadd_ps(c, _mm256_set1_ps(NORMOPS_EXPF32_INVLN2), shift);
+    __m256 kd = _mm256_sub_ps(t, shift);  /* k/16 */
+    __m256 rh = _mm256_fnmadd_ps(kd, _mm256_set1_ps(NORMOPS_EXPF32_LN2_HI), c);
+    __m256 rl = _mm256_mul_ps(kd, _mm256_set1_ps(NORMOPS_EXPF32_MLN2_LO));
+    __m256 rs = _mm256_add_ps(rh, rl);
+    __m256i j = _mm256_castps_si256(t);
+    __m256 upper = _mm256_castsi256_ps(_mm256_slli_epi32(j, 28));
+    __m256 hi = normops_exp16_table8(normops_expf32_hi, j, upper);
+    __m256 lo = normops_exp16_table8(normops_expf32_lo, j, upper);
+    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(NORMOPS_EXPF32_C5), rs, _mm256_set1_ps(NORMOPS_EXPF32_C4));
+    q = _mm256_fmadd_ps(q, rs, _mm256_set1_ps(NORMOPS_EXPF32_C3));
+    q = _mm256_fmadd_ps(q, rs, _mm256_set1_ps(0.5f));
+    __m256 u = _mm256_fmadd_ps(_mm256_mul_ps(rs, rs), q, rl);
+    __m256 s = _mm256_fmadd_ps(hi, rh, hi);
+    __m256 e = _mm256_fmadd_ps(hi, rh, _mm256_sub_ps(hi, s));
+    __m256 tt = _mm256_add_ps(_mm256_fmadd_ps(hi, u, _mm256_fmadd_ps(lo, rs, lo)), e);
+    __m256 y1 = _mm256_add_ps(s, _mm256_add_ps(tt, _mm256_set1_ps(NORMOPS_EXPF32_DELTA_AVX2)));
+    __m256 y2 = _mm256_add_ps(s, _mm256_sub_ps(tt, _mm256_set1_ps(NORMOPS_EXPF32_DELTA_AVX2)));
+    *hard = _mm256_movemask_ps(_mm256_and_ps(live, _mm256_or_ps(tiny, _mm256_cmp_ps(y1, y2, _CMP_NEQ_UQ))));
+    __m256i scale = _mm256_sub_epi32(
+        _mm256_and_si256(_mm256_slli_epi32(j, 19), _mm256_set1_epi32((int)0xFF800000u)),
+        _mm256_and_si256(_mm256_slli_epi32(_mm256_castps_si256(shift), 19), _mm256_set1_epi32((int)0xFF800000u)));
+    __m256 y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y1), scale));
+    return _mm256_and_ps(live, _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), over));
 }
 
 NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float shift, float* y, ptrdiff_t n,
@@ -696,7 +699,7 @@ NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float sh
         _mm256_storeu_ps(y + i, normops_exp32_quick8(v, &hard, below_89));
         if (__builtin_expect(hard != 0, 0)) {
             _mm256_storeu_ps(d, v);
-            normops_exp32_careful(d, y + i, normops_hard8_lanes(hard));
+            normops_exp32_careful(d, y + i, (unsigned)hard);
         }
     }
     if (i < n) {  /* the tail through a copy (zeros after it: never hard) */
@@ -706,7 +709,7 @@ NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float sh
             tail[j] = x[i + j] - shift;
         _mm256_storeu_ps(out, normops_exp32_quick8(_mm256_loadu_ps(tail), &hard, below_89));
         if (hard)
-            normops_exp32_careful(tail, out, normops_hard8_lanes(hard) & ((1u << (n - i)) - 1));
+            normops_exp32_careful(tail, out, (unsigned)hard & ((1u << (n - i)) - 1));
         for (ptrdiff_t j = 0; j < n - i; j++)
             y[i + j] = out[j];
     }
