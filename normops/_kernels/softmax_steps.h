@@ -55,16 +55,8 @@
 NORMOPS_ALWAYS_INLINE void normops_exp_sum_step_avx512(const float* x, __m512 s, float* e, float* d, ptrdiff_t i,
                                                        __mmask16 m, int keep, const float* next, int exact,
                                                        __m512* acc, __m512* mx) {
-    __mmask16 hard = 0;
     __m512 diff = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
-    __m512 v = exact ? normops_exp32_quick16(diff, &hard, 1) : normops_exp32_fast16_core(diff);
-    if (exact && __builtin_expect(hard != 0, 0)) {
-        float dh[16], vh[16];
-        _mm512_storeu_ps(dh, diff);
-        _mm512_storeu_ps(vh, v);
-        normops_exp32_careful(dh, vh, hard);
-        v = _mm512_loadu_ps(vh);
-    }
+    __m512 v = exact ? normops_exp32_exact16(diff, 1) : normops_exp32_fast16_core(diff);
     if (next)  /* max returns its second operand when either is NaN */
         *mx = _mm512_max_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), m, next + i), *mx);
     if (d)
@@ -500,20 +492,7 @@ static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t
 NORMOPS_ALWAYS_INLINE __m512 normops_sigmoid16(__m512 x, int fast) {
     const __m512 one = _mm512_set1_ps(1.0f);
     __m512 d = _mm512_sub_ps(_mm512_setzero_ps(), x);  /* -x, but +0 for x = +0: exp gives 1 either way */
-    __m512 e;
-    if (fast) {
-        e = normops_exp32_fast16(d);
-    } else {
-        __mmask16 hard;
-        e = normops_exp32_quick16(d, &hard, 0);
-        if (__builtin_expect(hard != 0, 0)) {
-            float dh[16], eh[16];
-            _mm512_storeu_ps(dh, d);
-            _mm512_storeu_ps(eh, e);
-            normops_exp32_careful(dh, eh, hard);
-            e = _mm512_loadu_ps(eh);
-        }
-    }
+    __m512 e = fast ? normops_exp32_fast16(d) : normops_exp32_exact16(d, 0);
     return _mm512_div_ps(one, _mm512_add_ps(one, e));
 }
 #endif

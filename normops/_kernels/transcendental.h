@@ -541,6 +541,21 @@ NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, in
     return _mm512_maskz_scalef_ps(live, y1, kd);
 }
 
+/* exp32 of 16 lanes in a register: the quick path, then the careful path
+ * on its flagged lanes (for loops that keep the results in registers) */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_exact16(__m512 v, int below_89) {
+    __mmask16 hard;
+    __m512 y = normops_exp32_quick16(v, &hard, below_89);
+    if (__builtin_expect(hard != 0, 0)) {
+        float d[16], e[16];
+        _mm512_storeu_ps(d, v);
+        _mm512_storeu_ps(e, y);
+        normops_exp32_careful(d, e, hard);
+        y = _mm512_loadu_ps(e);
+    }
+    return y;
+}
+
 /* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the
  * Softmax step); y may be x (a vector's differences stay in a register
  * until its hard lanes, if any, are recomputed). The tail through masked
