@@ -464,6 +464,37 @@ def test_streaming_stores_do_not_change_bits(op):
                         mod.set_serial_threshold(old_serial)
 
 
+def test_exact_softmax_division_in_the_next_rows_pass():
+    # the exact Softmax divides each row inside the next row's pass
+    # (AVX-512; elsewhere the same call divides first): against the row's
+    # own division pass and the specification, with the rows that make no
+    # pass (+-inf maximum) or a NaN sum next to ordinary ones, first and
+    # last, widths past the short-row cut-off with tails, 1..8 threads
+    rng = np.random.default_rng(23)
+    for level in isa.available_levels():
+        mod = isa.load(level)
+        for rows, cols in ((1, 129), (2, 130), (7, 200), (9, 257), (12, 1024), (5, 4099)):
+            x = special_rows(rng, rows, cols, np.float32)
+            x[-1, 3] = np.inf                   # the last row makes no pass
+            if rows > 7:
+                x[6] = -np.inf                  # no pass, after and before ordinary rows
+                x[7, 0] = np.nan                # a NaN sum right after it
+            old = mod.set_softmax_divide_in_pass(False)
+            try:
+                want = np.empty_like(x)
+                mod.softmax_rows(x.reshape(-1), want, rows, cols, 0, False, 1)
+            finally:
+                mod.set_softmax_divide_in_pass(old)
+            same_bits(want, normops.reference.run("Softmax", [x])[0])
+            for t in (1, 2, 3, 8):
+                got = np.empty_like(x)
+                mod.softmax_rows(x.reshape(-1), got, rows, cols, 0, False, t)
+                same_bits(got, want)
+                y = x.copy()  # y may be x
+                mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, 0, False, t)
+                same_bits(y, want)
+
+
 @pytest.mark.parametrize("fast", [True, False])
 @pytest.mark.parametrize("kind", [0, 1])
 def test_short_rows_sixteen_at_a_time_match_row_at_a_time(kind, fast):

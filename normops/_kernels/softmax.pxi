@@ -23,6 +23,9 @@ cdef extern from "softmax_steps.h" nogil:
     float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
                                       int keep, const float* next, float* next_max)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
+    float normops_exp32_sum16_dividing(const float* x, float shift, float* e, Py_ssize_t n, const float* next,
+                                       float* next_max, float* prev, float prev_s)
+    int NORMOPS_DIVIDE_IN_PASS
     void normops_scale_float(const float* e, float r, float* y, Py_ssize_t n, int stream)
     void normops_subtract_float(float* y, float log_s, Py_ssize_t n)
     void normops_stream_fence()
@@ -75,6 +78,9 @@ DEF MAX_GROUP_ROWS = 16
 # short rows take sixteen-row folds (softmax_steps.h, 3b); off only to
 # compare with the row-at-a-time code in tests
 cdef bint SHORT_ROWS_ON = True
+# the exact Softmax divides a row inside the next row's pass where the level
+# has that code (softmax_steps.h, 1c); off only to compare in tests and bench
+cdef bint DIVIDE_IN_PASS_ON = True
 cdef Py_ssize_t GROUP_ELEMENTS = 1024
 cdef Py_ssize_t LOG_GROUP_ELEMENTS = 4096
 
@@ -173,6 +179,44 @@ cdef void softmax_row_last(floating* y, floating* e, Py_ssize_t n, SoftmaxKind k
             y[j] = e[j] / s  # one division per element, no reciprocal
 
 
+cdef void exact_softmax_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
+                             Py_ssize_t cols) noexcept nogil:
+    """Rows first..last-1 of the exact float32 Softmax, each row's last
+    pass (the division by its sum) run inside the next row's pass
+    (softmax_steps.h, 1c); the steps and their bits are softmax_row_sum's
+    and softmax_row_last's. pending: a row of exponentials in y waiting for
+    its division, pending_s its sum."""
+    cdef float carried = <float>NAN
+    cdef float m, s, pending_s = 0
+    cdef float* pending = NULL
+    cdef float* row
+    cdef Py_ssize_t r, j
+    for r in range(first, last):
+        row = y + r * cols
+        m = carried
+        carried = <float>NAN
+        if m != m:
+            m = normops_row_max_plain_float(x + r * cols, cols)
+        if m == INFINITY or m == -INFINITY:
+            s = <float>NAN  # step 1: a NaN row, no exponentials
+        else:
+            s = normops_exp32_sum16_dividing(x + r * cols, m, row, cols,
+                                             x + (r + 1) * cols if r + 1 < last else NULL, &carried,
+                                             pending, pending_s)
+            pending = NULL
+        if pending != NULL:  # this row made no pass: the waiting row on its own
+            normops_divide_float_array(pending, pending_s, pending, cols)
+            pending = NULL
+        if s != s:
+            for j in range(cols):
+                row[j] = <float>NAN
+        else:
+            pending = row
+            pending_s = s
+    if pending != NULL:
+        normops_divide_float_array(pending, pending_s, pending, cols)
+
+
 cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ssize_t first,
                         Py_ssize_t last, Py_ssize_t cols, SoftmaxKind kind, bint fast,
                         bint stream) noexcept nogil:
@@ -209,6 +253,9 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
         # short rows, sixteen at a time where the level has that code
         if (not stream and SHORT_ROWS_ON
                 and normops_softmax_short_rows(x, y, first, last, cols, log_softmax, fast)):
+            return
+        if NORMOPS_DIVIDE_IN_PASS and DIVIDE_IN_PASS_ON and kind == KIND_SOFTMAX and not fast and not stream:
+            exact_softmax_rows(x, y, first, last, cols)
             return
     r = first
     while r < last:
@@ -562,6 +609,15 @@ def set_softmax_short_rows(bint on):
     global SHORT_ROWS_ON
     cdef bint old = SHORT_ROWS_ON
     SHORT_ROWS_ON = on
+    return old
+
+
+def set_softmax_divide_in_pass(bint on):
+    """Switch the exact Softmax's division inside the next row's pass on or
+    off (tests compare the two); returns the previous setting."""
+    global DIVIDE_IN_PASS_ON
+    cdef bint old = DIVIDE_IN_PASS_ON
+    DIVIDE_IN_PASS_ON = on
     return old
 
 

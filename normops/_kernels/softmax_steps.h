@@ -54,9 +54,11 @@
  * (exp 1, never hard) and leaves the partials past it alone. */
 NORMOPS_ALWAYS_INLINE void normops_exp_sum_step_avx512(const float* x, __m512 s, float* e, float* d, ptrdiff_t i,
                                                        __mmask16 m, int keep, const float* next, int exact,
-                                                       __m512* acc, __m512* mx) {
+                                                       float* prev, __m512 prev_s, __m512* acc, __m512* mx) {
     __m512 diff = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
     __m512 v = exact ? normops_exp32_exact16(diff, 1) : normops_exp32_fast16_core(diff);
+    if (prev)  /* the previous row's last pass (1c), on the divider beside this arithmetic */
+        _mm512_mask_storeu_ps(prev + i, m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, prev + i), prev_s));
     if (next)  /* max returns its second operand when either is NaN */
         *mx = _mm512_max_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), m, next + i), *mx);
     if (d)
@@ -68,14 +70,16 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_step_avx512(const float* x, __m512 s,
 
 NORMOPS_ALWAYS_INLINE float normops_exp_shifted_sum16_avx512(const float* x, float shift, float* e, float* d,
                                                              ptrdiff_t n, int keep, const float* next,
-                                                             float* next_max, int exact) {
+                                                             float* next_max, int exact, float* prev,
+                                                             float prev_s) {
     __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps(), mx = _mm512_set1_ps(-__builtin_inff());
+    __m512 ps = _mm512_set1_ps(prev_s);
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16)
-        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)0xFFFF, keep, next, exact, &acc, &mx);
+        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)0xFFFF, keep, next, exact, prev, ps, &acc, &mx);
     if (i < n)
-        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)((1u << (n - i)) - 1), keep, next, exact, &acc,
-                                    &mx);
+        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)((1u << (n - i)) - 1), keep, next, exact, prev, ps,
+                                    &acc, &mx);
     if (next)
         *next_max = _mm512_reduce_max_ps(mx);
     /* Sum16's fold (sum16.h) in registers: partial t plus partial t + 8,
@@ -89,7 +93,7 @@ NORMOPS_ALWAYS_INLINE float normops_exp_shifted_sum16_avx512(const float* x, flo
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
                                                      float* next_max) {
-    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0);
+    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0, NULL, 0.0f);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
@@ -186,7 +190,7 @@ static inline void normops_divide_float_array(const float* e, float s, float* y,
 #if defined(__AVX512F__)
 static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
                                                 int keep, const float* next, float* next_max) {
-    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1);
+    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1, NULL, 0.0f);
 }
 #else
 #define NORMOPS_EXACT_PIECE 512
@@ -218,6 +222,30 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
     if (next)
         *next_max = nm;
     return normops_f32_fold(&p);
+}
+#endif
+
+/* 1c. Exact Softmax rows of one length in turn: the row pass of 1b with
+ * the previous row's last pass, y[i] = e[i] / s by the division (the same
+ * bits as normops_divide_float_array), in the same loop: prev (or NULL)
+ * holds that row's n exponentials and becomes its results, prev_s is its
+ * sum. At AVX-512 the divider then works beside the exponential's
+ * arithmetic instead of in a pass of its own; elsewhere the previous row
+ * is divided first, then this row's pass (NORMOPS_DIVIDE_IN_PASS tells the
+ * caller which, so that it keeps its grouped rows there). */
+#if defined(__AVX512F__)
+#define NORMOPS_DIVIDE_IN_PASS 1
+static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
+                                                 const float* next, float* next_max, float* prev, float prev_s) {
+    return normops_exp_shifted_sum16_avx512(x, shift, e, NULL, n, 1, next, next_max, 1, prev, prev_s);
+}
+#else
+#define NORMOPS_DIVIDE_IN_PASS 0
+static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
+                                                 const float* next, float* next_max, float* prev, float prev_s) {
+    if (prev)
+        normops_divide_float_array(prev, prev_s, prev, n);
+    return normops_exp32_shifted_sum16(x, shift, e, NULL, n, 1, next, next_max);
 }
 #endif
 
