@@ -19,8 +19,7 @@ MAX_OPSET = 27
 _DOMAIN_ALIASES = {"": "", "ai.onnx": "", "com.microsoft": "com.microsoft"}
 _REGISTRY = {}
 _DEFAULT_DOMAIN = {}  # op_type -> OpDef of the default domain (run's quick lookup)
-_UNSEEN = object()
-_DIRECTS_KEPT = 256  # attribute sets whose straight call one OpDef keeps
+_DIRECTS_KEPT = 32  # attribute sets whose straight call one OpDef keeps (searched in turn)
 
 
 def _domain(domain, op_type):
@@ -65,6 +64,8 @@ class OpDef:
         self._n_inputs = len(self.inputs)
         self.n_required = n_required
         self.outputs = tuple(outputs)
+        self._n_outputs = len(self.outputs)
+        self._later_required = tuple(range(1, n_required))  # inputs[0] is checked first
         self._attributes = attributes
         self.bind = bind
         self.compute = compute
@@ -76,7 +77,7 @@ class OpDef:
         self.node_attributes = node_attributes
         self._version_cache = {}
         self._defaults = {}  # version -> name -> default (shared, never modified)
-        self._directs = {}  # (version, *attribute items) -> node_direct's function or None
+        self._directs = []  # (version, attributes as given, node_direct's function or None): route.pxi
 
     def __repr__(self):
         return f"OpDef({self.domain or 'ai.onnx'}::{self.op_type}, versions={self.versions})"
@@ -168,41 +169,29 @@ class OpDef:
         return self.compute(plan, mode, n_threads, all_outputs)
 
     def run(self, inputs, attributes, opset, mode, n_threads):
-        # The common call (an int opset seen before, a list or tuple of
-        # inputs, a dict of known attribute names) is read without copies;
-        # anything else goes through the checks that raise the errors.
-        version = self._version_cache.get(opset) if opset is None or type(opset) is int else None
-        if version is None:
-            version = self.version_for(opset)
+        # The common call (an int opset seen before, a list or tuple of the
+        # inputs, an attribute set seen before) takes the kernels' straight
+        # route (route.pxi: the kept node_direct function, found in C);
+        # anything else comes here, to the checks that raise the errors.
+        kernels = _isa.kernels
+        outputs = kernels.run_direct(self, inputs, attributes, opset, mode, n_threads)
+        if outputs is not None:
+            return outputs
+        version = self.version_for(opset)
         if (type(inputs) is tuple or type(inputs) is list) and len(inputs) == self._n_inputs:
             if inputs[0] is None:
                 inputs = self.pad_inputs(inputs)  # raises
-            elif self.n_required > 1:
-                for i in range(1, self.n_required):
+            else:
+                for i in self._later_required:
                     if inputs[i] is None:
                         inputs = self.pad_inputs(inputs)  # raises
         else:
             inputs = self.pad_inputs(inputs)
         # The kernels straight, as a model node of these attributes would
-        # call them (node_direct, made once per attribute set).
-        direct = key = None
+        # call them: node_direct's function, made once per attribute set.
+        given, direct = attributes, None
         if self.node_direct is not None and (attributes is None or type(attributes) is dict):
-            try:
-                key = (version, *attributes.items()) if attributes else version
-                direct = self._directs.get(key, _UNSEEN)
-            except TypeError:  # an unhashable value (a list): not kept
-                key = None
-            if direct is not None and direct is not _UNSEEN:
-                if (type(n_threads) is int and 0 < n_threads <= _config.MAX_THREADS and type(mode) is str
-                        and (mode == "exact" or mode == "fast")):
-                    # both settings given and valid by type (the benchmark's and
-                    # a session's call): no call to resolve them
-                    outputs = direct(_isa.kernels, n_threads, mode == "fast", *inputs)
-                    outputs = None if outputs is None else list(outputs[:len(self.outputs)])
-                else:
-                    outputs = self._run_direct(direct, inputs, mode, n_threads)
-                if outputs is not None:
-                    return outputs
+            direct = kernels.find_direct(self._directs, version, attributes)
         defaults = self._defaults.get(version) or self.defaults(version)
         if not attributes and (attributes is None or type(attributes) is dict):
             attributes = defaults
@@ -210,27 +199,26 @@ class OpDef:
             attributes = {**defaults, **attributes}
         else:
             attributes = self.fill_attributes(version, attributes)
-        if direct is _UNSEEN:  # known attribute names: keep this set's straight call
-            if len(self._directs) >= _DIRECTS_KEPT:
-                self._directs.clear()
-            direct = self._directs[key] = self.node_direct(self, version, attributes, len(self.outputs))
+        if direct is kernels.route_unseen():  # known attribute names: keep this set's straight call
+            direct = self.node_direct(self, version, attributes, len(self.outputs))
+            kernels.keep_direct(self._directs, version, given, direct, _DIRECTS_KEPT)
             if direct is not None:
                 outputs = self._run_direct(direct, inputs, mode, n_threads)
                 if outputs is not None:
-                    return outputs
+                    return list(outputs[:self._n_outputs])
         if self.run_fast is not None:
             return self.run_fast(self, inputs, attributes, version, mode, n_threads)
         return self.call(inputs, attributes, version, mode, n_threads)
 
     def _run_direct(self, direct, inputs, mode, n_threads):
-        """All the outputs from a node_direct function, or None when the
-        settings or the inputs need the validated route."""
+        """The node_direct function's outputs (a tuple, perhaps longer than
+        the declared outputs), or None when the settings or the inputs need
+        the validated route."""
         threads = _config.direct_threads(mode, n_threads, self.op_type)
         if threads is None:
             return None
         fast = mode == "fast" if mode is not None else _config.resolve_mode(None, self.op_type) == "fast"
-        outputs = direct(_isa.kernels, threads, fast, *inputs)
-        return None if outputs is None else list(outputs[:len(self.outputs)])
+        return direct(_isa.kernels, threads, fast, *inputs)
 
     def run_reference(self, inputs, attributes, opset, mode=None, n_threads=None):
         version = self.version_for(opset)
@@ -288,4 +276,5 @@ def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n
         op = _DEFAULT_DOMAIN[op_type] if domain == "" else _REGISTRY[(_DOMAIN_ALIASES[domain], op_type)]
     except (KeyError, TypeError):
         op = lookup(op_type, domain)  # the error
-    return op.run(inputs, attributes, opset, mode, n_threads)
+    outputs = _isa.kernels.run_direct(op, inputs, attributes, opset, mode, n_threads)  # OpDef.run's first step
+    return outputs if outputs is not None else op.run(inputs, attributes, opset, mode, n_threads)

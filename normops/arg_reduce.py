@@ -123,10 +123,27 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
 
+def _node_direct(op, version, attributes, n_declared):
+    """A model node's straight call of the kernel (see OpDef): the named
+    functions' direct route with the attributes fixed."""
+    axis, keepdims, last = attributes["axis"], attributes["keepdims"], attributes.get("select_last_index", 0)
+    if not (type(axis) is int and type(keepdims) is int and 0 <= keepdims <= 1 and type(last) is int
+            and (last == 0 or (last == 1 and version >= 12))):
+        return None
+    is_min = op is ARG_MIN
+
+    def direct(kernels, threads, fast, data):
+        y = kernels.arg_direct(data, axis, keepdims, is_min, last, False, threads, False)
+        return None if y is None else (y,)
+
+    return direct
+
+
 def _register(op_type):
     return register(OpDef(
         op_type, versions=(1, 11, 12, 13), inputs=("data",), n_required=1, outputs=("reduced",),
-        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast,
+        node_direct=_node_direct))
 
 
 ARG_MAX = _register("ArgMax")

@@ -116,10 +116,25 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
 
+def _node_direct(op, version, attributes, n_declared):
+    """A model node's straight call of the kernel (see OpDef): the named
+    functions' direct route with the flags fixed."""
+    exclusive, reverse = attributes["exclusive"], attributes["reverse"]
+    if not (type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1):
+        return None
+    multiply = op is CUM_PROD
+
+    def direct(kernels, threads, fast, x, axis):
+        y = kernels.cum_direct(x, axis, exclusive, reverse, multiply, threads)
+        return None if y is None else (y,)
+
+    return direct
+
+
 CUM_SUM = register(OpDef(
     "CumSum", versions=(11, 14), inputs=("x", "axis"), n_required=2, outputs=("y",),
     attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference,
-    run_fast=_run_fast))
+    run_fast=_run_fast, node_direct=_node_direct))
 
 
 def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None, full_output=False):
@@ -137,7 +152,7 @@ def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads
 CUM_PROD = register(OpDef(
     "CumProd", versions=(26,), inputs=("x", "axis"), n_required=2, outputs=("y",),
     attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference,
-    run_fast=_run_fast))
+    run_fast=_run_fast, node_direct=_node_direct))
 
 
 def cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None, full_output=False):

@@ -222,6 +222,27 @@ def test_run_refuses_what_the_named_functions_refuse():
         normops.run("Softmax", [x], domain="com.example")
 
 
+@pytest.mark.parametrize("op_type, good, bad, message", [
+    ("LayerNormalization", {"axis": -1}, {"axis": -1.0}, "'axis' must be an integer"),
+    ("Softmax", {"axis": 1}, {"axis": True}, "'axis' must be an integer"),
+    ("CumSum", {"reverse": 1}, {"reverse": 1.0}, "'reverse'"),
+    ("ArgMax", {"axis": 1, "keepdims": 0}, {"axis": 1, "keepdims": False}, "'keepdims'"),
+])
+def test_run_refuses_an_equal_value_of_a_wrong_type_after_the_valid_one(op_type, good, bad, message):
+    # run keeps each attribute set's straight route; -1.0 == -1 and True ==
+    # 1 in Python, so the kept set must not stand for them: they are refused
+    # as when they come first, at every call
+    inputs = CASES[op_type][0][0]
+    want = normops.run(op_type, inputs, good, mode="exact", n_threads=1)
+    for _ in range(2):
+        got = normops.run(op_type, inputs, dict(good), mode="exact", n_threads=1)  # the kept route
+        assert [_bits(a) for a in got] == [_bits(a) for a in want]
+        for settings in ({}, {"mode": "exact", "n_threads": 1}):
+            with pytest.raises(normops.InvalidInputError, match=message) as info:
+                normops.run(op_type, inputs, bad, **settings)
+            assert str(info.value).startswith(op_type)
+
+
 def test_run_at_older_opsets_matches_the_named_function():
     x = _x((3, 4, 5))
     for opset in (1, 11, 12, 13, 17):

@@ -149,6 +149,7 @@ include "reduce.pxi"
 include "argcum.pxi"
 include "gelu.pxi"
 include "transpose.pxi"
+include "route.pxi"
 
 
 # ----------------------------------------------------------------- checks

@@ -1,0 +1,111 @@
+# normops.run's straight route to the kernels (normops/_registry.py,
+# OpDef.run). A model node's direct function (an OpDef's node_direct, made
+# once per operator version and attribute set) is kept in the OpDef's
+# ``_directs`` list as (version, attributes as given, function or None);
+# here a call finds its entry and runs the function, in C, because on
+# small inputs the lookups are most of the call. Anything this route does
+# not take (an unseen attribute set, settings that are not valid by type,
+# inputs the function declines) returns None, and OpDef.run's validated
+# path takes the call: the only place errors are raised.
+
+# where an attribute set was not seen (None: seen, and never direct)
+cdef object ROUTE_UNSEEN = object()
+cdef dict NO_ATTRIBUTES = {}
+# set at the first call (normops is imported by then): normops._config, its
+# MAX_THREADS, and this module, which direct functions take as ``kernels``
+cdef object CONFIG = None
+cdef Py_ssize_t ROUTE_MAX_THREADS = 0
+cdef object ISA_MODULE = None
+# types of the attribute values an entry may keep: their == is a plain
+# comparison, and with the types compared first -1.0 or True never stand for -1 or 1
+cdef tuple KEPT_VALUE_TYPES = (int, float, str, bytes)
+
+
+cdef bint same_attributes(dict kept, dict given):
+    """given has kept's names, and values of the same types, equal."""
+    cdef object name, value, other
+    if len(kept) != len(given):
+        return False
+    for name, value in given.items():
+        other = kept.get(name, ROUTE_UNSEEN)
+        if type(value) is not type(other) or not (value is other or value == other):
+            return False
+    return True
+
+
+def find_direct(list entries, object version, object attributes):
+    """The kept direct function of this version and attribute set: the
+    function, None (seen, not direct), or ROUTE_UNSEEN."""
+    cdef dict given = NO_ATTRIBUTES if attributes is None else <dict>attributes
+    cdef tuple entry
+    for entry in entries:
+        if entry[0] == version and same_attributes(<dict>entry[1], given):
+            return entry[2]
+    return ROUTE_UNSEEN
+
+
+def route_unseen():
+    """The marker find_direct returns for an attribute set not kept."""
+    return ROUTE_UNSEEN
+
+
+def keep_direct(list entries, object version, object attributes, object direct, Py_ssize_t most):
+    """Keep an attribute set's direct function (None: not direct) when its
+    values are of the types kept; at most ``most`` entries (then cleared)."""
+    cdef dict given = NO_ATTRIBUTES if attributes is None else <dict>attributes
+    for value in given.values():
+        if type(value) not in KEPT_VALUE_TYPES:
+            return
+    if len(entries) >= most:
+        del entries[:]
+    entries.append((version, dict(given), direct))
+
+
+cdef route_setup():
+    global CONFIG, ROUTE_MAX_THREADS, ISA_MODULE
+    import sys
+    from normops import _config
+    ISA_MODULE = sys.modules[__name__]
+    ROUTE_MAX_THREADS = _config.MAX_THREADS
+    CONFIG = _config
+
+
+def run_direct(object op, object inputs, object attributes, object opset, object mode, object n_threads):
+    """All the outputs of ``op`` on this call by its kept direct function,
+    or None when OpDef.run's validated path must take the call."""
+    cdef object version, direct, outputs, fast
+    cdef Py_ssize_t i, n_outputs
+    if CONFIG is None:
+        route_setup()
+    if not (opset is None or type(opset) is int):
+        return None
+    version = (<dict>op._version_cache).get(opset)
+    if version is None:
+        return None
+    if not ((type(inputs) is list or type(inputs) is tuple) and len(inputs) == op._n_inputs):
+        return None
+    if inputs[0] is None:
+        return None
+    for i in op._later_required:
+        if inputs[i] is None:
+            return None
+    if not (attributes is None or type(attributes) is dict):
+        return None
+    direct = find_direct(op._directs, version, attributes)
+    if direct is None or direct is ROUTE_UNSEEN:
+        return None
+    if (type(mode) is str and (mode == "exact" or mode == "fast") and type(n_threads) is int
+            and 0 < n_threads <= ROUTE_MAX_THREADS):
+        # both settings given and valid by type (the benchmark's and a
+        # session's call): nothing to resolve (_config.direct_threads' first case)
+        outputs = direct(ISA_MODULE, n_threads, mode == "fast", *inputs)
+    else:
+        threads = CONFIG.direct_threads(mode, n_threads, op.op_type)
+        if threads is None:
+            return None
+        fast = mode == "fast" if mode is not None else CONFIG.resolve_mode(None, op.op_type) == "fast"
+        outputs = direct(ISA_MODULE, threads, fast, *inputs)
+    if outputs is None:
+        return None
+    n_outputs = op._n_outputs
+    return list(outputs) if len(outputs) == n_outputs else list(outputs[:n_outputs])
