@@ -243,6 +243,22 @@ def test_run_refuses_an_equal_value_of_a_wrong_type_after_the_valid_one(op_type,
             assert str(info.value).startswith(op_type)
 
 
+def test_run_keeps_attribute_lists_strictly():
+    # axes as an attribute (ReduceMax before opset 18): a kept list of ints
+    # is matched element by element with the types, and a change to the
+    # caller's list after the call does not change what was kept
+    x = _x((4, 8))
+    axes = [1]
+    want = normops.run("ReduceMax", [x], {"axes": axes}, opset=13, mode="exact", n_threads=1)
+    assert [_bits(a) for a in want] == [_bits(np.max(x, axis=1, keepdims=True))]
+    axes[0] = 0  # the same list object, now another set
+    got = normops.run("ReduceMax", [x], {"axes": axes}, opset=13, mode="exact", n_threads=1)
+    assert [_bits(a) for a in got] == [_bits(np.max(x, axis=0, keepdims=True))]
+    for bad in ([1.0], [True], (1.0,)):
+        with pytest.raises(normops.InvalidInputError, match="ReduceMax: .*axes"):
+            normops.run("ReduceMax", [x], {"axes": bad}, opset=13, mode="exact", n_threads=1)
+
+
 def test_run_at_older_opsets_matches_the_named_function():
     x = _x((3, 4, 5))
     for opset in (1, 11, 12, 13, 17):

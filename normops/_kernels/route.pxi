@@ -17,18 +17,42 @@ cdef object CONFIG = None
 cdef Py_ssize_t ROUTE_MAX_THREADS = 0
 cdef object ISA_MODULE = None
 # types of the attribute values an entry may keep: their == is a plain
-# comparison, and with the types compared first -1.0 or True never stand for -1 or 1
+# comparison, and with the types compared first -1.0 or True never stand
+# for -1 or 1; lists and tuples of ints too (the axes of older opsets),
+# element by element
 cdef tuple KEPT_VALUE_TYPES = (int, float, str, bytes)
+
+
+cdef bint ints_only(object values):
+    for v in values:
+        if type(v) is not int:
+            return False
+    return True
+
+
+cdef bint same_value(object value, object other):
+    cdef Py_ssize_t i
+    if type(value) is not type(other):
+        return False
+    if value is other:
+        return True
+    if type(value) is list or type(value) is tuple:
+        if len(value) != len(other) or not ints_only(value):
+            return False
+        for i in range(len(value)):
+            if value[i] != other[i]:
+                return False
+        return True
+    return value == other
 
 
 cdef bint same_attributes(dict kept, dict given):
     """given has kept's names, and values of the same types, equal."""
-    cdef object name, value, other
+    cdef object name, value
     if len(kept) != len(given):
         return False
     for name, value in given.items():
-        other = kept.get(name, ROUTE_UNSEEN)
-        if type(value) is not type(other) or not (value is other or value == other):
+        if not same_value(value, kept.get(name, ROUTE_UNSEEN)):
             return False
     return True
 
@@ -53,12 +77,18 @@ def keep_direct(list entries, object version, object attributes, object direct, 
     """Keep an attribute set's direct function (None: not direct) when its
     values are of the types kept; at most ``most`` entries (then cleared)."""
     cdef dict given = NO_ATTRIBUTES if attributes is None else <dict>attributes
-    for value in given.values():
-        if type(value) not in KEPT_VALUE_TYPES:
+    cdef dict kept = {}
+    for name, value in given.items():
+        if type(value) is list or type(value) is tuple:
+            if not ints_only(value):
+                return
+            value = type(value)(value)  # a copy: the caller's list may change
+        elif type(value) not in KEPT_VALUE_TYPES:
             return
+        kept[name] = value
     if len(entries) >= most:
         del entries[:]
-    entries.append((version, dict(given), direct))
+    entries.append((version, kept, direct))
 
 
 cdef route_setup():
