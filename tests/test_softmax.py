@@ -570,16 +570,45 @@ def test_exact_flavour_at_the_exponential_edges():
               + edges["exp_float32_quick_path_avx2"]["inputs"])
     edges = np.array([float.fromhex(v) for v in values], np.float32)
     edges = edges[edges < 0]
-    for cols in (16, 33):
-        x = np.zeros((edges.size * cols, cols), np.float32)
+    # 16, 33: the short rows' folds; 129: the row pass (AVX-512: with the
+    # maximum and minimum carried from the row before), at a few lanes
+    for cols, lanes in ((16, range(16)), (33, range(33)), (129, (0, 1, 15, 16, 127, 128))):
+        x = np.zeros((edges.size * len(lanes), cols), np.float32)
         for i, value in enumerate(edges):
-            for lane in range(cols):
-                x[i * cols + lane, lane] = value
+            for k, lane in enumerate(lanes):
+                x[i * len(lanes) + k, lane] = value
         for op in ("Softmax", "LogSoftmax"):
             want = normops.reference.run(op, [x])[0]
             for level in isa.available_levels():
                 with isa.use(level):
                     same_bits(normops.run(op, [x], mode="exact", n_threads=1)[0], want)
+
+
+def test_exact_rows_whose_range_skips_the_exponentials_range_test():
+    # a row whose minimum is within 87.3 of its maximum takes exp32 without
+    # its range masks (AVX-512): rows on both sides of that border, the
+    # border itself, subnormal and +0 results next to them, NaN and -inf
+    # in them, one after another (the minimum comes from the row before)
+    rng = np.random.default_rng(24)
+    rows = []
+    for low in (-87.29, -87.3, -87.31, -87.4, -90.0, -103.9, -104.0, -104.1, -150.0, -20.0):
+        for cols in (130, 257):
+            row = rng.uniform(low, 0.0, cols).astype(np.float32) + np.float32(3.5)
+            row[rng.integers(cols)] = np.float32(low) + np.float32(3.5)
+            row[rng.integers(cols)] = np.float32(3.5)
+            rows.append(np.resize(row, 257))
+    x = np.stack(rows)
+    x[5, 7] = np.nan
+    x[9, 0] = -np.inf
+    x[12, :] = -np.inf
+    for cols in (130, 257):
+        part = np.ascontiguousarray(x[:, :cols])
+        for op in ("Softmax", "LogSoftmax"):
+            want = normops.reference.run(op, [part])[0]
+            for level in isa.available_levels():
+                with isa.use(level):
+                    for t in (1, 2, 3):
+                        same_bits(normops.run(op, [part], mode="exact", n_threads=t)[0], want)
 
 
 def test_kernels_take_narrow_storage_and_round_once():

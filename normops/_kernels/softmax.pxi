@@ -21,10 +21,12 @@ cdef extern from "softmax_steps.h" nogil:
     float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
                                            int keep, const float* next, float* next_max)
     float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
-                                      int keep, const float* next, float* next_max)
+                                      int keep, const float* next, float* next_max, float row_min,
+                                      float* next_min)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
     float normops_exp32_sum16_dividing(const float* x, float shift, float* e, Py_ssize_t n, const float* next,
-                                       float* next_max, float* prev, float prev_s)
+                                       float* next_max, float* prev, float prev_s, float row_min,
+                                       float* next_min)
     int NORMOPS_DIVIDE_IN_PASS
     void normops_scale_float(const float* e, float r, float* y, Py_ssize_t n, int stream)
     void normops_subtract_float(float* y, float log_s, Py_ssize_t n)
@@ -107,7 +109,7 @@ cdef inline Py_ssize_t exp_weight(SoftmaxKind kind, bint fast, bint is_float32) 
 
 
 cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ssize_t n, bint fast,
-                              bint keep, const floating* next, floating* row_max,
+                              bint keep, const floating* next, floating* row_max, floating* row_min,
                               floating* m_out) noexcept nogil:
     """Steps 1-4 of one Softmax or LogSoftmax row: the maximum into m_out,
     the exponentials e[j] (n elements; kept there if keep, else e may be
@@ -118,15 +120,18 @@ cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ss
     row_max: in, this row's maximum if already known, else NaN; out, the
     next row's maximum if this row's pass found it, else NaN (the maximum
     is exact in any order, so where it is computed does not matter).
+    row_min likewise with the minimum, which the exact float32 pass uses
+    (an exponential's range test it can skip) and finds at AVX-512 only.
 
     A row holding NaN or +inf, or only -inf, is NaN throughout. The maximum
     m ignores NaN, so +inf and only -inf show in m, and a NaN shows in the
     sum of exponentials (exp of NaN - m is NaN; nothing else makes a NaN:
     every other x[j] - m is finite or -inf)."""
-    cdef floating m, s
+    cdef floating m, s, lo = row_min[0]
     cdef Py_ssize_t j
     m = row_max[0]
     row_max[0] = <floating>NAN
+    row_min[0] = <floating>NAN
     if m != m:
         if floating is float:
             m = normops_row_max_plain_float(x, n)
@@ -140,7 +145,7 @@ cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ss
         # sum in one pass (every x[j] - m is <= 0 or NaN)
         if fast:
             return normops_exp32_fast_shifted_sum16(x, m, e, d, n, keep, next, row_max)
-        return normops_exp32_shifted_sum16(x, m, e, d, n, keep, next, row_max)
+        return normops_exp32_shifted_sum16(x, m, e, d, n, keep, next, row_max, lo, row_min)
     else:  # float64 has one exponential in both flavours
         for j in range(n):
             e[j] = x[j] - m
@@ -186,15 +191,15 @@ cdef void exact_softmax_rows(const float* x, float* y, Py_ssize_t first, Py_ssiz
     (softmax_steps.h, 1c); the steps and their bits are softmax_row_sum's
     and softmax_row_last's. pending: a row of exponentials in y waiting for
     its division, pending_s its sum."""
-    cdef float carried = <float>NAN
-    cdef float m, s, pending_s = 0
+    cdef float carried = <float>NAN, carried_min = <float>NAN
+    cdef float m, s, lo, pending_s = 0
     cdef float* pending = NULL
     cdef float* row
     cdef Py_ssize_t r, j
     for r in range(first, last):
         row = y + r * cols
-        m = carried
-        carried = <float>NAN
+        m, lo = carried, carried_min
+        carried = carried_min = <float>NAN
         if m != m:
             m = normops_row_max_plain_float(x + r * cols, cols)
         if m == INFINITY or m == -INFINITY:
@@ -202,7 +207,7 @@ cdef void exact_softmax_rows(const float* x, float* y, Py_ssize_t first, Py_ssiz
         else:
             s = normops_exp32_sum16_dividing(x + r * cols, m, row, cols,
                                              x + (r + 1) * cols if r + 1 < last else NULL, &carried,
-                                             pending, pending_s)
+                                             pending, pending_s, lo, &carried_min)
             pending = NULL
         if pending != NULL:  # this row made no pass: the waiting row on its own
             normops_divide_float_array(pending, pending_s, pending, cols)
@@ -226,7 +231,7 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
     # row i of a group keeps its exponentials at e_step * i in scratch
     cdef Py_ssize_t e_step = 0 if kind == KIND_LOG_SOFTMAX else cols
     cdef bint log_softmax = kind == KIND_LOG_SOFTMAX
-    cdef floating carried = <floating>NAN
+    cdef floating carried = <floating>NAN, carried_min = <floating>NAN
     cdef floating m[MAX_GROUP_ROWS]
     cdef floating s[MAX_GROUP_ROWS]
     cdef floating t[MAX_GROUP_ROWS]
@@ -263,7 +268,8 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
         for i in range(k):
             s[i] = softmax_row_sum(x + (r + i) * cols, y + (r + i) * cols if in_y else scratch + i * e_step,
                                    y + (r + i) * cols if log_softmax else NULL, cols, fast, kind == KIND_SOFTMAX,
-                                   x + (r + i + 1) * cols if r + i + 1 < last else NULL, &carried, &m[i])
+                                   x + (r + i + 1) * cols if r + i + 1 < last else NULL, &carried, &carried_min,
+                                   &m[i])
         if log_softmax:
             if floating is float:
                 normops_log32_array(s, t, k)

@@ -49,18 +49,25 @@
  * the sum's buffer either way. */
 #if defined(__AVX512F__)
 /* The AVX-512 pass of both flavours (exact: exp32, whose hard lanes are
- * recomputed before the vector joins the sum; fast: the fast exp), one
- * vector of elements at i, m the lanes in the row: the tail loads zeros
- * (exp 1, never hard) and leaves the partials past it alone. */
+ * recomputed before the vector joins the sum, its range as
+ * normops_exp32_quick16 takes it; fast: the fast exp), one vector of
+ * elements at i, m the lanes in the row: the tail loads zeros (exp 1,
+ * never hard) and leaves the partials past it alone. mn (or NULL): the
+ * next row's minimum as well (ignoring NaN). */
 NORMOPS_ALWAYS_INLINE void normops_exp_sum_step_avx512(const float* x, __m512 s, float* e, float* d, ptrdiff_t i,
                                                        __mmask16 m, int keep, const float* next, int exact,
-                                                       float* prev, __m512 prev_s, __m512* acc, __m512* mx) {
+                                                       int range, float* prev, __m512 prev_s, __m512* acc,
+                                                       __m512* mx, __m512* mn) {
     __m512 diff = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
-    __m512 v = exact ? normops_exp32_exact16(diff, 1) : normops_exp32_fast16_core(diff);
+    __m512 v = exact ? normops_exp32_exact16(diff, range) : normops_exp32_fast16_core(diff);
     if (prev)  /* the previous row's last pass (1c), on the divider beside this arithmetic */
         _mm512_mask_storeu_ps(prev + i, m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, prev + i), prev_s));
-    if (next)  /* max returns its second operand when either is NaN */
-        *mx = _mm512_max_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), m, next + i), *mx);
+    if (next) {  /* max and min return their second operand when either is NaN */
+        __m512 w = _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), m, next + i);
+        *mx = _mm512_max_ps(w, *mx);
+        if (mn)
+            *mn = _mm512_mask_min_ps(*mn, m, w, *mn);
+    }
     if (d)
         _mm512_mask_storeu_ps(d + i, m, diff);
     if (keep)
@@ -68,20 +75,44 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_step_avx512(const float* x, __m512 s,
     *acc = _mm512_mask_add_ps(*acc, m, *acc, v);
 }
 
+NORMOPS_ALWAYS_INLINE __m512 normops_exp_sum_row_avx512(const float* x, float shift, float* e, float* d,
+                                                        ptrdiff_t n, int keep, const float* next, float* next_max,
+                                                        float* next_min, int exact, int range, float* prev,
+                                                        float prev_s) {
+    __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps(), mx = _mm512_set1_ps(-__builtin_inff());
+    __m512 mn = _mm512_set1_ps(__builtin_inff()), ps = _mm512_set1_ps(prev_s);
+    __m512* pmn = next_min ? &mn : NULL;
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)0xFFFF, keep, next, exact, range, prev, ps, &acc,
+                                    &mx, pmn);
+    if (i < n)
+        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)((1u << (n - i)) - 1), keep, next, exact, range, prev,
+                                    ps, &acc, &mx, pmn);
+    if (next) {
+        *next_max = _mm512_reduce_max_ps(mx);
+        if (next_min)
+            *next_min = _mm512_reduce_min_ps(mn);
+    }
+    return acc;
+}
+
+/* row_min: this row's minimum if known (else NaN): when every difference
+ * is then at least -87.3, exp32 makes neither of its range masks
+ * (NORMOPS_EXP_NORMAL; x - shift >= RN(row_min - shift), rounding being
+ * monotonic). next_min (or NULL, and only with next): the next row's
+ * minimum, for its own pass. */
 NORMOPS_ALWAYS_INLINE float normops_exp_shifted_sum16_avx512(const float* x, float shift, float* e, float* d,
                                                              ptrdiff_t n, int keep, const float* next,
                                                              float* next_max, int exact, float* prev,
-                                                             float prev_s) {
-    __m512 s = _mm512_set1_ps(shift), acc = _mm512_setzero_ps(), mx = _mm512_set1_ps(-__builtin_inff());
-    __m512 ps = _mm512_set1_ps(prev_s);
-    ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)0xFFFF, keep, next, exact, prev, ps, &acc, &mx);
-    if (i < n)
-        normops_exp_sum_step_avx512(x, s, e, d, i, (__mmask16)((1u << (n - i)) - 1), keep, next, exact, prev, ps,
-                                    &acc, &mx);
-    if (next)
-        *next_max = _mm512_reduce_max_ps(mx);
+                                                             float prev_s, float row_min, float* next_min) {
+    __m512 acc;
+    if (exact && row_min - shift >= NORMOPS_EXPF32_TINY)
+        acc = normops_exp_sum_row_avx512(x, shift, e, d, n, keep, next, next_max, next_min, exact,
+                                         NORMOPS_EXP_NORMAL, prev, prev_s);
+    else
+        acc = normops_exp_sum_row_avx512(x, shift, e, d, n, keep, next, next_max, next_min, exact,
+                                         NORMOPS_EXP_BELOW_89, prev, prev_s);
     /* Sum16's fold (sum16.h) in registers: partial t plus partial t + 8,
      * then t plus t + 4, then (0 + 2) + (1 + 3), the same additions */
     __m256 a = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
@@ -93,7 +124,8 @@ NORMOPS_ALWAYS_INLINE float normops_exp_shifted_sum16_avx512(const float* x, flo
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
                                                      float* next_max) {
-    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0, NULL, 0.0f);
+    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0, NULL, 0.0f,
+                                            __builtin_nanf(""), NULL);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
@@ -180,7 +212,9 @@ static inline void normops_divide_float_array(const float* e, float s, float* y,
 /* 1b. The exact flavour's exponentials and their Sum16 in one pass over
  * the row; arguments as normops_exp32_fast_shifted_sum16's, with shift the
  * row maximum (every difference at most 0 or NaN), and next's maximum
- * taken at every level. At AVX-512, the fast flavour's loop with exp32's
+ * taken at every level. row_min and next_min as in
+ * normops_exp_shifted_sum16_avx512 (elsewhere row_min is not needed and
+ * *next_min is NaN: unknown). At AVX-512, the fast flavour's loop with exp32's
  * quick path, each vector's hard lanes recomputed before it joins the sum.
  * Elsewhere a piece at a time: exp32 of a piece (transcendental.h's array
  * entry point), then the piece's terms added into the sixteen partials
@@ -189,13 +223,16 @@ static inline void normops_divide_float_array(const float* e, float s, float* y,
  * goes to partial j % 16 in increasing j: the bits of sum16. */
 #if defined(__AVX512F__)
 static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
-                                                int keep, const float* next, float* next_max) {
-    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1, NULL, 0.0f);
+                                                int keep, const float* next, float* next_max, float row_min,
+                                                float* next_min) {
+    return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1, NULL, 0.0f, row_min,
+                                            next_min);
 }
 #else
 #define NORMOPS_EXACT_PIECE 512
 static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
-                                                int keep, const float* next, float* next_max) {
+                                                int keep, const float* next, float* next_max, float row_min,
+                                                float* next_min) {
     normops_f32_partials p = {{{0}}};
     float buf[NORMOPS_EXACT_PIECE];
     float nm = -__builtin_inff();
@@ -219,8 +256,12 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
             nm = pm > nm ? pm : nm;
         }
     }
-    if (next)
+    (void)row_min;
+    if (next) {
         *next_max = nm;
+        if (next_min)
+            *next_min = __builtin_nanf("");
+    }
     return normops_f32_fold(&p);
 }
 #endif
@@ -236,16 +277,19 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
 #if defined(__AVX512F__)
 #define NORMOPS_DIVIDE_IN_PASS 1
 static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
-                                                 const float* next, float* next_max, float* prev, float prev_s) {
-    return normops_exp_shifted_sum16_avx512(x, shift, e, NULL, n, 1, next, next_max, 1, prev, prev_s);
+                                                 const float* next, float* next_max, float* prev, float prev_s,
+                                                 float row_min, float* next_min) {
+    return normops_exp_shifted_sum16_avx512(x, shift, e, NULL, n, 1, next, next_max, 1, prev, prev_s, row_min,
+                                            next_min);
 }
 #else
 #define NORMOPS_DIVIDE_IN_PASS 0
 static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
-                                                 const float* next, float* next_max, float* prev, float prev_s) {
+                                                 const float* next, float* next_max, float* prev, float prev_s,
+                                                 float row_min, float* next_min) {
     if (prev)
         normops_divide_float_array(prev, prev_s, prev, n);
-    return normops_exp32_shifted_sum16(x, shift, e, NULL, n, 1, next, next_max);
+    return normops_exp32_shifted_sum16(x, shift, e, NULL, n, 1, next, next_max, row_min, next_min);
 }
 #endif
 

@@ -512,15 +512,25 @@ NORMOPS_ALWAYS_INLINE __m512 normops_cvt2pd_ps(__m512d lo, __m512d hi) {
  *
  * Lanes with x <= -104 (-inf included) give +0 (e^-104 < 2^-150); results
  * below 2^-126 (x in (-104, -87.3)) are hard: their rounding boundaries sit
- * at other bit positions. x is first clamped at 89 (exp(89) overflows);
- * below_89: the caller knows every lane that is not NaN is at most 89
- * (Softmax's x - max <= 0). */
+ * at other bit positions. x is first clamped at 89 (exp(89) overflows).
+ * range, what the caller knows of every lane that is not NaN (a constant:
+ * the tests it makes unnecessary drop out): NORMOPS_EXP_ANY nothing;
+ * NORMOPS_EXP_BELOW_89 at most 89 (Softmax's x - max <= 0), no clamp;
+ * NORMOPS_EXP_NORMAL also at least -87.3 (a Softmax row whose minimum is
+ * that close to its maximum): no lane is +0 or tiny, so neither mask is
+ * made. The arithmetic on each lane is the same in all three. */
 #define NORMOPS_EXPF32_DELTA 0x1p-35f
-NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, int below_89) {
+#define NORMOPS_EXP_ANY 0
+#define NORMOPS_EXP_BELOW_89 1
+#define NORMOPS_EXP_NORMAL 2
+#define NORMOPS_EXPF32_TINY (-87.3f)
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, int range) {
     const __m512 shift = _mm512_set1_ps(NORMOPS_EXPF32_SHIFT);
-    __m512 c = below_89 ? v : _mm512_min_ps(_mm512_set1_ps(89.0f), v);  /* min keeps a NaN in v */
-    __mmask16 live = _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_NLE_UQ);  /* > -104 or NaN */
-    __mmask16 tiny = _mm512_mask_cmp_ps_mask(live, c, _mm512_set1_ps(-87.3f), _CMP_LT_OQ);
+    __m512 c = range != NORMOPS_EXP_ANY ? v : _mm512_min_ps(_mm512_set1_ps(89.0f), v);  /* min keeps a NaN */
+    __mmask16 live = range == NORMOPS_EXP_NORMAL ? (__mmask16)0xFFFF
+        : _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_NLE_UQ);  /* > -104 or NaN */
+    __mmask16 tiny = range == NORMOPS_EXP_NORMAL ? (__mmask16)0
+        : _mm512_mask_cmp_ps_mask(live, c, _mm512_set1_ps(NORMOPS_EXPF32_TINY), _CMP_LT_OQ);
     __m512 t = _mm512_fmadd_ps(c, _mm512_set1_ps(NORMOPS_EXPF32_INVLN2), shift);
     __m512 kd = _mm512_sub_ps(t, shift);
     __m512 rh = _mm512_fnmadd_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_LN2_HI), c);
@@ -538,14 +548,14 @@ NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, in
     __m512 y1 = _mm512_add_ps(s, _mm512_add_ps(tt, _mm512_set1_ps(NORMOPS_EXPF32_DELTA)));
     __m512 y2 = _mm512_add_ps(s, _mm512_sub_ps(tt, _mm512_set1_ps(NORMOPS_EXPF32_DELTA)));
     *hard = tiny | _mm512_mask_cmp_ps_mask(live, y1, y2, _CMP_NEQ_UQ);
-    return _mm512_maskz_scalef_ps(live, y1, kd);
+    return range == NORMOPS_EXP_NORMAL ? _mm512_scalef_ps(y1, kd) : _mm512_maskz_scalef_ps(live, y1, kd);
 }
 
 /* exp32 of 16 lanes in a register: the quick path, then the careful path
  * on its flagged lanes (for loops that keep the results in registers) */
-NORMOPS_ALWAYS_INLINE __m512 normops_exp32_exact16(__m512 v, int below_89) {
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_exact16(__m512 v, int range) {
     __mmask16 hard;
-    __m512 y = normops_exp32_quick16(v, &hard, below_89);
+    __m512 y = normops_exp32_quick16(v, &hard, range);
     if (__builtin_expect(hard != 0, 0)) {
         float d[16], e[16];
         _mm512_storeu_ps(d, v);
