@@ -172,11 +172,13 @@ class OpDef:
         # The common call (an int opset seen before, a list or tuple of the
         # inputs, an attribute set seen before) takes the kernels' straight
         # route (route.pxi: the kept node_direct function, found in C);
-        # anything else comes here, to the checks that raise the errors.
+        # anything else goes to the checks that raise the errors.
+        outputs = _isa.kernels.run_direct(self, inputs, attributes, opset, mode, n_threads)
+        return outputs if outputs is not None else self.run_checked(inputs, attributes, opset, mode, n_threads)
+
+    def run_checked(self, inputs, attributes, opset, mode, n_threads):
+        """``run`` for a call its straight route did not take."""
         kernels = _isa.kernels
-        outputs = kernels.run_direct(self, inputs, attributes, opset, mode, n_threads)
-        if outputs is not None:
-            return outputs
         version = self.version_for(opset)
         if (type(inputs) is tuple or type(inputs) is list) and len(inputs) == self._n_inputs:
             if inputs[0] is None:
@@ -202,23 +204,13 @@ class OpDef:
         if direct is kernels.route_unseen():  # known attribute names: keep this set's straight call
             direct = self.node_direct(self, version, attributes, len(self.outputs))
             kernels.keep_direct(self._directs, version, given, direct, _DIRECTS_KEPT)
-            if direct is not None:
-                outputs = self._run_direct(direct, inputs, mode, n_threads)
-                if outputs is not None:
-                    return list(outputs[:self._n_outputs])
+        if direct is not None:  # the straight route on the inputs as padded (a short list)
+            outputs = kernels.run_direct(self, inputs, given, version, mode, n_threads)
+            if outputs is not None:
+                return outputs
         if self.run_fast is not None:
             return self.run_fast(self, inputs, attributes, version, mode, n_threads)
         return self.call(inputs, attributes, version, mode, n_threads)
-
-    def _run_direct(self, direct, inputs, mode, n_threads):
-        """The node_direct function's outputs (a tuple, perhaps longer than
-        the declared outputs), or None when the settings or the inputs need
-        the validated route."""
-        threads = _config.direct_threads(mode, n_threads, self.op_type)
-        if threads is None:
-            return None
-        fast = mode == "fast" if mode is not None else _config.resolve_mode(None, self.op_type) == "fast"
-        return direct(_isa.kernels, threads, fast, *inputs)
 
     def run_reference(self, inputs, attributes, opset, mode=None, n_threads=None):
         version = self.version_for(opset)
@@ -276,5 +268,5 @@ def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n
         op = _DEFAULT_DOMAIN[op_type] if domain == "" else _REGISTRY[(_DOMAIN_ALIASES[domain], op_type)]
     except (KeyError, TypeError):
         op = lookup(op_type, domain)  # the error
-    outputs = _isa.kernels.run_direct(op, inputs, attributes, opset, mode, n_threads)  # OpDef.run's first step
-    return outputs if outputs is not None else op.run(inputs, attributes, opset, mode, n_threads)
+    outputs = _isa.kernels.run_direct(op, inputs, attributes, opset, mode, n_threads)  # OpDef.run, inline
+    return outputs if outputs is not None else op.run_checked(inputs, attributes, opset, mode, n_threads)

@@ -103,13 +103,20 @@ def _attributes(version):
     return attrs
 
 
+def _plain_attributes(axis, keepdims, last):
+    """axis an int, keepdims and select_last_index 0 or 1 as ints: what the
+    direct routes take as they are (select_last_index 1 from opset 12 only:
+    the caller checks the version)."""
+    return (type(axis) is int and type(keepdims) is int and 0 <= keepdims <= 1 and type(last) is int
+            and 0 <= last <= 1)
+
+
 def _try_direct(op, data, axis, keepdims, select_last_index, opset, mode, n_threads):
     """The direct route (the kernels' ``arg_direct``; None when it does not
     apply: the general path then runs and checks everything)."""
-    if (type(axis) is int and type(keepdims) is int and 0 <= keepdims <= 1
-            and (opset is None or (type(opset) is int and opset in op._version_cache))
-            and type(select_last_index) is int
-            and (select_last_index == 0 or (select_last_index == 1 and op.version_for(opset) >= 12))):
+    if ((opset is None or (type(opset) is int and opset in op._version_cache))
+            and _plain_attributes(axis, keepdims, select_last_index)
+            and (select_last_index == 0 or op.version_for(opset) >= 12)):
         n = _config.direct_threads(mode, n_threads, op.op_type)
         if n is not None:
             return _isa.kernels.arg_direct(data, axis, keepdims, op is ARG_MIN, select_last_index, False, n, False)
@@ -127,8 +134,7 @@ def _node_direct(op, version, attributes, n_declared):
     """A model node's straight call of the kernel (see OpDef): the named
     functions' direct route with the attributes fixed."""
     axis, keepdims, last = attributes["axis"], attributes["keepdims"], attributes.get("select_last_index", 0)
-    if not (type(axis) is int and type(keepdims) is int and 0 <= keepdims <= 1 and type(last) is int
-            and (last == 0 or (last == 1 and version >= 12))):
+    if not (_plain_attributes(axis, keepdims, last) and (last == 0 or version >= 12)):
         return None
     is_min = op is ARG_MIN
 

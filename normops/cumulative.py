@@ -97,12 +97,16 @@ def _reference(plan):
     return [_reference_argcum.cumulate(plan.X, plan.axis, plan.exclusive, plan.reverse, op)]
 
 
+def _plain_flags(exclusive, reverse):
+    """Both flags 0 or 1 as ints: what the direct routes take as they are."""
+    return type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1
+
+
 def _try_direct(op, x, axis, exclusive, reverse, opset, mode, n_threads, full_output):
     """The direct route of the named functions (the kernels' ``cum_direct``:
     a plain float32/float64 x and an axis of the usual types); None when it
     does not apply, and the general path then checks and computes it."""
-    if (opset is None and full_output is False and axis is not None
-            and type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1):
+    if opset is None and full_output is False and axis is not None and _plain_flags(exclusive, reverse):
         n = _config.direct_threads(mode, n_threads, op.op_type)
         if n is not None:
             return _isa.kernels.cum_direct(x, axis, exclusive, reverse, op is CUM_PROD, n)
@@ -120,7 +124,7 @@ def _node_direct(op, version, attributes, n_declared):
     """A model node's straight call of the kernel (see OpDef): the named
     functions' direct route with the flags fixed."""
     exclusive, reverse = attributes["exclusive"], attributes["reverse"]
-    if not (type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1):
+    if not _plain_flags(exclusive, reverse):
         return None
     multiply = op is CUM_PROD
 

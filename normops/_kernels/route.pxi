@@ -57,15 +57,27 @@ cdef bint same_attributes(dict kept, dict given):
     return True
 
 
+cdef bint keepable(dict given):
+    """Whether an attribute set's values are of the types an entry keeps."""
+    for value in given.values():
+        if type(value) is list or type(value) is tuple:
+            if not ints_only(value):
+                return False
+        elif type(value) not in KEPT_VALUE_TYPES:
+            return False
+    return True
+
+
 def find_direct(list entries, object version, object attributes):
     """The kept direct function of this version and attribute set: the
-    function, None (seen, not direct), or ROUTE_UNSEEN."""
+    function; None (seen and not direct, or a set that cannot be kept:
+    the validated route takes it); or ROUTE_UNSEEN (to be made and kept)."""
     cdef dict given = NO_ATTRIBUTES if attributes is None else <dict>attributes
     cdef tuple entry
     for entry in entries:
         if entry[0] == version and same_attributes(<dict>entry[1], given):
             return entry[2]
-    return ROUTE_UNSEEN
+    return ROUTE_UNSEEN if keepable(given) else None
 
 
 def route_unseen():
@@ -74,18 +86,15 @@ def route_unseen():
 
 
 def keep_direct(list entries, object version, object attributes, object direct, Py_ssize_t most):
-    """Keep an attribute set's direct function (None: not direct) when its
-    values are of the types kept; at most ``most`` entries (then cleared)."""
+    """Keep the direct function (None: not direct) of an attribute set
+    find_direct called unseen; at most ``most`` entries (then cleared)."""
     cdef dict given = NO_ATTRIBUTES if attributes is None else <dict>attributes
     cdef dict kept = {}
+    if not keepable(given):
+        return
     for name, value in given.items():
-        if type(value) is list or type(value) is tuple:
-            if not ints_only(value):
-                return
-            value = type(value)(value)  # a copy: the caller's list may change
-        elif type(value) not in KEPT_VALUE_TYPES:
-            return
-        kept[name] = value
+        # lists and tuples copied: the caller's list may change
+        kept[name] = type(value)(value) if type(value) is list or type(value) is tuple else value
     if len(entries) >= most:
         del entries[:]
     entries.append((version, kept, direct))
@@ -104,7 +113,7 @@ def run_direct(object op, object inputs, object attributes, object opset, object
     """All the outputs of ``op`` on this call by its kept direct function,
     or None when OpDef.run's validated path must take the call."""
     cdef object version, direct, outputs, fast
-    cdef Py_ssize_t i, n_outputs
+    cdef Py_ssize_t i, n_outputs, n_given
     if CONFIG is None:
         route_setup()
     if not (opset is None or type(opset) is int):
@@ -112,8 +121,14 @@ def run_direct(object op, object inputs, object attributes, object opset, object
     version = (<dict>op._version_cache).get(opset)
     if version is None:
         return None
-    if not ((type(inputs) is list or type(inputs) is tuple) and len(inputs) == op._n_inputs):
+    if not (type(inputs) is list or type(inputs) is tuple):
         return None
+    n_given = len(inputs)
+    if n_given != op._n_inputs:
+        # trailing optional inputs left out: absent (None)
+        if not op.n_required <= n_given < op._n_inputs:
+            return None
+        inputs = list(inputs) + [None] * (op._n_inputs - n_given)
     if inputs[0] is None:
         return None
     for i in op._later_required:
