@@ -1,9 +1,15 @@
 """Configuration in scikit-learn's style.
 
-Two settings: the flavour ``mode`` ("exact" or "fast") and ``n_threads``.
-``set_config`` changes the process-wide values; ``config(...)`` overrides
-them for a block of code in the calling thread only; each call's ``mode=``
-and ``n_threads=`` arguments override both.
+Two settings per call: the flavour ``mode`` ("exact" or "fast") and
+``n_threads``. ``set_config`` changes the process-wide values;
+``config(...)`` overrides them for a block of code in the calling thread
+only; each call's ``mode=`` and ``n_threads=`` arguments override both.
+
+One setting of the process only (``set_config``, not ``config``):
+``output_cache_bytes``, how much memory of freed large outputs normops
+keeps for its next outputs of about their size (default 64 MiB; 0 keeps
+none). Memory the process holds is shared by its threads, so a per-thread
+override would have no meaning.
 
 The thread count, when nothing sets it, follows OpenMP as seen from the
 calling thread: threadpoolctl's ``threadpool_limits`` and
@@ -27,7 +33,7 @@ MODES = ("exact", "fast")
 MAX_THREADS = 1024  # more would only oversubscribe; the kernels take a C int
 _UNSET = object()
 
-_global_config = {"mode": "exact", "n_threads": None}
+_global_config = {"mode": "exact", "n_threads": None, "output_cache_bytes": _isa._output_cache_bytes}
 _thread_local = threading.local()
 
 
@@ -84,10 +90,29 @@ def get_config():
     return merged
 
 
-def set_config(*, mode=_UNSET, n_threads=_UNSET):
+def check_output_cache_bytes(value, where):
+    """A byte count: an integer (not a bool) from 0 to 2^62."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        count = operator.index(value)
+    except TypeError:
+        raise InvalidInputError(
+            f"{where}: argument 'output_cache_bytes' must be a non-negative integer, not {value!r}") from None
+    if not 0 <= count <= 1 << 62:
+        raise InvalidInputError(f"{where}: argument 'output_cache_bytes' must be in 0..2**62, not {count}")
+    return count
+
+
+def set_config(*, mode=_UNSET, n_threads=_UNSET, output_cache_bytes=_UNSET):
     """Change the process-wide settings. ``n_threads=None`` goes back to
-    following OpenMP / threadpoolctl; an omitted argument is left as it is."""
+    following OpenMP / threadpoolctl; ``output_cache_bytes`` is the memory
+    of freed large outputs kept for the next ones (0: none, and the blocks
+    kept are freed now); an omitted argument is left as it is."""
     changes = _checked(mode, n_threads, "set_config")  # all or nothing
+    if output_cache_bytes is not _UNSET:
+        changes["output_cache_bytes"] = check_output_cache_bytes(output_cache_bytes, "set_config")
+        _isa.set_output_cache_bytes(changes["output_cache_bytes"])
     _global_config.update(changes)
 
 
@@ -160,6 +185,27 @@ def direct_threads(mode, n_threads, where):
         return kernel_threads(None, where)
     if type(n_threads) is int and 1 <= n_threads <= MAX_THREADS:
         return n_threads
+    return None
+
+
+def direct_settings(mode, n_threads, where):
+    """direct_threads' count and whether the flavour is fast, as a pair,
+    or None; one step for the routes that need both (the calling thread's
+    overrides are looked up once)."""
+    if not (mode is None or (type(mode) is str and mode in MODES)):
+        return None
+    if mode is None or n_threads is None:
+        try:
+            overrides = _thread_local.overrides
+        except AttributeError:
+            overrides = _overrides()
+        if mode is None:
+            mode = overrides.get("mode", _global_config["mode"])
+        if n_threads is None:
+            n_threads = overrides.get("n_threads", _global_config["n_threads"])
+            return (0 if n_threads is None else -n_threads), mode == "fast"
+    if type(n_threads) is int and 1 <= n_threads <= MAX_THREADS:
+        return n_threads, mode == "fast"
     return None
 
 

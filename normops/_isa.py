@@ -70,7 +70,25 @@ def load(level):
     module = importlib.import_module(_module_name(level))
     # one thread budget per process, whichever builds are loaded
     module.share_thread_budget(_baseline.thread_budget())
+    if module not in _loaded:
+        module.set_output_cache_bytes(_output_cache_bytes)
+        _loaded.append(module)
     return module
+
+
+#: freed large outputs kept for the next ones (placed_alloc.h), in bytes;
+#: each loaded build keeps its own blocks under this limit
+_output_cache_bytes = 64 << 20
+_loaded = []
+
+
+def set_output_cache_bytes(limit):
+    """Set the kept-output limit of every loaded build (the blocks above
+    it are freed now)."""
+    global _output_cache_bytes
+    _output_cache_bytes = limit
+    for module in _loaded:
+        module.set_output_cache_bytes(limit)
 
 
 def _select():

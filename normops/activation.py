@@ -24,7 +24,7 @@ def _bind(op, version, inputs, attributes):
 def _compute(plan, mode, n_threads, all_outputs):
     # float16/bfloat16 as they are: the kernel widens and rounds back
     x = contiguous(plan.X, _kernel_storage(plan.X.dtype, plan.compute_dtype))
-    y = np.empty(x.shape, x.dtype)
+    y = _isa.kernels.empty_placed(x)
     if x.size:
         _isa.kernels.sigmoid_flat(x, y, mode == "fast", n_threads)
     return [rounded_to(y, plan.X.dtype)]
@@ -49,18 +49,17 @@ _DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + (
 def _direct(X, mode, n_threads):
     """The per-call fast route (None when X or the settings need the full
     path, the only place errors come from)."""
-    threads = _config.direct_threads(mode, n_threads, "Sigmoid")
-    if threads is None:
+    settings = _config.direct_settings(mode, n_threads, "Sigmoid")
+    if settings is None:
         return None
-    fast = mode == "fast" if mode is not None else _config.resolve_mode(None, "Sigmoid") == "fast"
-    return _on_kernels(_isa.kernels, threads, fast, X)
+    return _on_kernels(_isa.kernels, settings[0], settings[1], X)
 
 
 def _on_kernels(kernels, threads, fast, X):
     """Y straight from the kernel when X needs no conversion, else None."""
     flags = X.flags if type(X) is np.ndarray else None
     if flags is not None and X.dtype in _DIRECT_DTYPES and flags.c_contiguous and flags.aligned and X.size:
-        y = np.empty(X.shape, X.dtype)
+        y = kernels.empty_placed(X)
         kernels.sigmoid_flat(X, y, fast, threads)
         return y
     return None

@@ -81,12 +81,12 @@ def _direct(op, x, b, tanh, opset, mode, n_threads):
     if b is not None and not (plain_float(b) and b.dtype is x.dtype and b.ndim == 1 and x.ndim >= 1
                               and b.shape[0] == x.shape[-1]):
         return None
-    n = _config.direct_threads(mode, n_threads, op.op_type)
-    if n is None:
+    settings = _config.direct_settings(mode, n_threads, op.op_type)
+    if settings is None:
         return None
     y = np.empty(x.shape, x.dtype)
     if x.size:
-        _isa.kernels.gelu_flat(x, b, y, tanh, _config.resolve_mode(mode, op.op_type) == "fast", n)
+        _isa.kernels.gelu_flat(x, b, y, tanh, settings[1], settings[0])
     return y
 
 

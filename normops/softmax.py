@@ -150,10 +150,10 @@ def _direct(op, x, axis, version, mode, n_threads):
             and (mode == "exact" or mode == "fast")):  # both given, valid by type: nothing to resolve
         threads, fast = n_threads, mode == "fast"
     else:
-        threads = _config.direct_threads(mode, n_threads, where)  # None: not checked by type alone
-        if threads is None:
+        settings = _config.direct_settings(mode, n_threads, where)  # None: not checked by type alone
+        if settings is None:
             return None
-        fast = mode == "fast" if mode is not None else _config.resolve_mode(None, where) == "fast"
+        threads, fast = settings
     return _on_kernels(_isa.kernels, threads, fast, x, axis, version, _KINDS[where])
 
 
@@ -217,9 +217,9 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     element), an int or a tuple of ints; integer input is computed in
     float64 like SciPy; float dtypes are kept."""
     if type(x) is np.ndarray and x.ndim and x.size:  # the named functions' direct route
-        threads = _config.direct_threads(mode, n_threads, name)
-        if threads is not None and (axis is None or (type(axis) is int and -x.ndim <= axis < x.ndim)):
-            fast = mode == "fast" if mode is not None else _config.resolve_mode(None, name) == "fast"
+        settings = _config.direct_settings(mode, n_threads, name)
+        if settings is not None and (axis is None or (type(axis) is int and -x.ndim <= axis < x.ndim)):
+            threads, fast = settings
             y = (_isa.kernels.softmax_last_axis(x, x.size, kind, fast, threads) if axis is None  # one row
                  else _columns(_isa.kernels, threads, fast, x, axis % x.ndim, kind))
             if y is not None:

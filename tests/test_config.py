@@ -11,6 +11,8 @@ import pytest
 import normops
 from normops import InvalidInputError
 
+DEFAULT_CACHE = 64 << 20  # bytes (docs/usage.md)
+
 
 @pytest.fixture(autouse=True)
 def _restore_config():
@@ -21,7 +23,7 @@ def _restore_config():
 
 def test_defaults():
     cfg = normops.get_config()
-    assert cfg == {"mode": "exact", "n_threads": None}
+    assert cfg == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE}
     assert normops.get_num_threads() >= 1
 
 
@@ -31,7 +33,7 @@ def test_set_config_is_process_wide():
     t = threading.Thread(target=lambda: seen.update(normops.get_config()))
     t.start()
     t.join()
-    assert seen == {"mode": "fast", "n_threads": 1}
+    assert seen == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE}
     normops.set_config(n_threads=None)
     assert normops.get_config()["n_threads"] is None
     assert normops.get_config()["mode"] == "fast"  # an omitted argument stays
@@ -57,15 +59,15 @@ def test_context_is_local_to_the_thread_and_nests():
     t = threading.Thread(target=worker)
     t.start()
     with normops.config(n_threads=1, mode="fast") as cfg:
-        assert cfg == {"mode": "fast", "n_threads": 1}
+        assert cfg == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE}
         with normops.config(n_threads=2):
-            assert normops.get_config() == {"mode": "fast", "n_threads": 2}
-        assert normops.get_config() == {"mode": "fast", "n_threads": 1}
+            assert normops.get_config() == {"mode": "fast", "n_threads": 2, "output_cache_bytes": DEFAULT_CACHE}
+        assert normops.get_config() == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE}
         inside.set()
         release.wait()
     t.join()
-    assert other == {"mode": "exact", "n_threads": None}
-    assert normops.get_config() == {"mode": "exact", "n_threads": None}
+    assert other == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE}
+    assert normops.get_config() == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE}
 
 
 def test_context_restores_after_an_exception():
@@ -159,3 +161,38 @@ def test_per_call_thread_count_reaches_openmp():
     start, one, two = map(int, out.stdout.split())
     assert one == start
     assert two > one
+
+
+# every direct route resolves the flavour and thread count from the
+# configuration when the call leaves them out (_config.direct_settings)
+DIRECT_ROUTES = {
+    "ops.softmax": lambda x, **k: normops.ops.softmax(x, **k),
+    "ops.log_softmax": lambda x, **k: normops.ops.log_softmax(x, **k),
+    "ops.sigmoid": lambda x, **k: normops.ops.sigmoid(x, **k),
+    "softmax (SciPy style)": lambda x, **k: normops.softmax(x, axis=-1, **k),
+    "run Softmax": lambda x, **k: normops.run("Softmax", [x], **k)[0],
+    "run Sigmoid": lambda x, **k: normops.run("Sigmoid", [x], **k)[0],
+    "run LogSoftmax": lambda x, **k: normops.run("LogSoftmax", [x], **k)[0],
+}
+
+
+@pytest.mark.parametrize("route", sorted(DIRECT_ROUTES))
+def test_direct_routes_follow_the_configuration(route):
+    call = DIRECT_ROUTES[route]
+    x = np.random.default_rng(5).standard_normal((64, 257)).astype(np.float32) * 0.5
+    exact, fast = call(x, mode="exact", n_threads=1), call(x, mode="fast", n_threads=1)
+    assert not np.array_equal(exact.view(np.uint32), fast.view(np.uint32))  # the flavours tell apart
+    for _ in range(2):  # the second call takes any route the first one kept
+        assert np.array_equal(call(x).view(np.uint32), exact.view(np.uint32))
+        with normops.config(mode="fast"):
+            assert np.array_equal(call(x).view(np.uint32), fast.view(np.uint32))
+            assert np.array_equal(call(x, n_threads=3).view(np.uint32), fast.view(np.uint32))
+            assert np.array_equal(call(x, mode="exact").view(np.uint32), exact.view(np.uint32))
+        with normops.config(n_threads=2):
+            assert np.array_equal(call(x).view(np.uint32), exact.view(np.uint32))
+        normops.set_config(mode="fast", n_threads=2)
+        assert np.array_equal(call(x).view(np.uint32), fast.view(np.uint32))
+        normops.set_config(mode="exact", n_threads=None)
+    for bad in ({"mode": "slow"}, {"mode": 1}, {"n_threads": 0}, {"n_threads": 1.0}, {"n_threads": True}):
+        with pytest.raises(InvalidInputError, match="mode|n_threads"):
+            call(x, **bad)

@@ -7,6 +7,8 @@
 cdef extern from "placed_alloc.h":
     object normops_placed_handler_capsule()
     void normops_set_place_hint(size_t address)
+    size_t normops_set_keep_limit(size_t limit)
+    size_t normops_kept_total()
 
 # Smaller outputs keep NumPy's allocator: switching the handler in and out
 # costs about 0.3 µs a call, and fast Softmax outputs of 16-64 KiB measured
@@ -53,3 +55,15 @@ def set_place_from_bytes(Py_ssize_t nbytes):
     old = PLACE_FROM_BYTES
     PLACE_FROM_BYTES = max(1, nbytes)
     return old
+
+
+def set_output_cache_bytes(size_t limit):
+    """Change how many bytes of freed placed outputs (blocks of 1 MiB and
+    more) are kept for the next outputs of about their size (0: none; the
+    kept blocks above the new limit are freed now); returns the old limit."""
+    return normops_set_keep_limit(limit)
+
+
+def output_cache_held():
+    """The bytes held now in kept blocks (tests)."""
+    return normops_kept_total()

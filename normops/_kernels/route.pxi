@@ -145,11 +145,10 @@ def run_direct(object op, object inputs, object attributes, object opset, object
         # session's call): nothing to resolve (_config.direct_threads' first case)
         outputs = direct(ISA_MODULE, n_threads, mode == "fast", *inputs)
     else:
-        threads = CONFIG.direct_threads(mode, n_threads, op.op_type)
-        if threads is None:
+        settings = CONFIG.direct_settings(mode, n_threads, op.op_type)
+        if settings is None:
             return None
-        fast = mode == "fast" if mode is not None else CONFIG.resolve_mode(None, op.op_type) == "fast"
-        outputs = direct(ISA_MODULE, threads, fast, *inputs)
+        outputs = direct(ISA_MODULE, settings[0], settings[1], *inputs)
     if outputs is None:
         return None
     n_outputs = op._n_outputs
