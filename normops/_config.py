@@ -52,20 +52,25 @@ def check_mode(mode, where="normops"):
     return mode
 
 
-def positive_count(value, name, where, upper):
-    """A count argument: None, or an integer (not a bool) in 1..upper."""
-    if value is None:
-        return None
+def bounded_int(value, name, where, lower, upper, what):
+    """An integer argument (not a bool) in lower..upper; ``what`` says what
+    is expected, for the error."""
     try:
         if isinstance(value, bool):
             raise TypeError
         count = operator.index(value)
     except TypeError:
-        raise InvalidInputError(
-            f"{where}: argument {name!r} must be a positive integer or None, not {value!r}") from None
-    if not 1 <= count <= upper:
-        raise InvalidInputError(f"{where}: argument {name!r} must be in 1..{upper}, not {count}")
+        raise InvalidInputError(f"{where}: argument {name!r} must be {what}, not {value!r}") from None
+    if not lower <= count <= upper:
+        raise InvalidInputError(f"{where}: argument {name!r} must be in {lower}..{upper}, not {count}")
     return count
+
+
+def positive_count(value, name, where, upper):
+    """A count argument: None, or an integer (not a bool) in 1..upper."""
+    if value is None:
+        return None
+    return bounded_int(value, name, where, 1, upper, "a positive integer or None")
 
 
 def check_n_threads(n_threads, where="normops"):
@@ -92,16 +97,7 @@ def get_config():
 
 def check_output_cache_bytes(value, where):
     """A byte count: an integer (not a bool) from 0 to 2^62."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        count = operator.index(value)
-    except TypeError:
-        raise InvalidInputError(
-            f"{where}: argument 'output_cache_bytes' must be a non-negative integer, not {value!r}") from None
-    if not 0 <= count <= 1 << 62:
-        raise InvalidInputError(f"{where}: argument 'output_cache_bytes' must be in 0..2**62, not {count}")
-    return count
+    return bounded_int(value, "output_cache_bytes", where, 0, 1 << 62, "a non-negative integer")
 
 
 def set_config(*, mode=_UNSET, n_threads=_UNSET, output_cache_bytes=_UNSET):
