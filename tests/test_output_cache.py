@@ -140,3 +140,27 @@ def test_a_kept_block_is_not_faulted_in_again():
         counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         del y
     assert min(counts) < 50, counts  # a fresh 16 MiB block: about 1000 (huge pages) to 4096
+
+
+def test_threads_taking_and_freeing_blocks_at_once():
+    # calls from several Python threads make and free large outputs at the
+    # same time (the kernels run without the GIL); every result keeps its
+    # own bits and the kept bytes stay within the limit
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(6)
+    inputs = [rows(rng, 512, 1024 + 64 * i) for i in range(4)]  # 2-3 MiB outputs
+    normops.set_config(output_cache_bytes=0)
+    want = [normops.ops.softmax(x, n_threads=1) for x in inputs]
+    normops.set_config(output_cache_bytes=8 * MIB)
+
+    def work(i):
+        for _ in range(25):
+            y = normops.ops.softmax(inputs[i], n_threads=1)
+            same_bits(y, want[i])
+            assert isa.kernels.output_cache_held() <= 8 * MIB
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
+    assert isa.kernels.output_cache_held() <= 8 * MIB
