@@ -18,6 +18,12 @@ MIB = 1 << 20
 @pytest.fixture(autouse=True)
 def _restore_config():
     saved = normops.get_config()
+    normops.set_config(output_cache_bytes=64 * MIB)
+    probe = normops.ops.sigmoid(np.zeros(1 << 20, np.float32))
+    del probe
+    if isa.kernels.output_cache_held() == 0:
+        normops.set_config(**saved)
+        pytest.skip("this build keeps no blocks (an AddressSanitizer build)")
     yield
     normops.set_config(**saved)
 

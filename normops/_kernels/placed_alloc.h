@@ -56,7 +56,13 @@ static normops_kept_block normops_kept[NORMOPS_KEEP_SLOTS];  /* oldest first */
 static int normops_kept_count = 0;
 static size_t normops_kept_bytes = 0;
 static size_t normops_keep_limit = ((size_t)64) << 20;
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__SANITIZE_ADDRESS__)
+/* an AddressSanitizer build keeps nothing: every freed output goes back to
+ * ASan, which then sees any use of it after the free */
+#define NORMOPS_KEEP_LOCK()
+#define NORMOPS_KEEP_UNLOCK()
+#define NORMOPS_CAN_KEEP 0
+#elif defined(__GNUC__) || defined(__clang__)
 static int normops_kept_lock = 0;
 #define NORMOPS_KEEP_LOCK() while (__atomic_exchange_n(&normops_kept_lock, 1, __ATOMIC_ACQUIRE)) {}
 #define NORMOPS_KEEP_UNLOCK() __atomic_store_n(&normops_kept_lock, 0, __ATOMIC_RELEASE)
