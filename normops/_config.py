@@ -33,7 +33,7 @@ MODES = ("exact", "fast")
 MAX_THREADS = 1024  # more would only oversubscribe; the kernels take a C int
 _UNSET = object()
 
-_global_config = {"mode": "exact", "n_threads": None, "output_cache_bytes": _isa._output_cache_bytes}
+_global_config = {"mode": "exact", "n_threads": None}
 _thread_local = threading.local()
 
 
@@ -92,6 +92,7 @@ def get_config():
     """The settings in force in the calling thread, as a new dict."""
     merged = dict(_global_config)
     merged.update(_overrides())
+    merged["output_cache_bytes"] = _isa.output_cache_bytes()
     return merged
 
 
@@ -107,8 +108,7 @@ def set_config(*, mode=_UNSET, n_threads=_UNSET, output_cache_bytes=_UNSET):
     kept are freed now); an omitted argument is left as it is."""
     changes = _checked(mode, n_threads, "set_config")  # all or nothing
     if output_cache_bytes is not _UNSET:
-        changes["output_cache_bytes"] = check_output_cache_bytes(output_cache_bytes, "set_config")
-        _isa.set_output_cache_bytes(changes["output_cache_bytes"])
+        _isa.set_output_cache_bytes(check_output_cache_bytes(output_cache_bytes, "set_config"))
     _global_config.update(changes)
 
 
@@ -167,27 +167,15 @@ def kernel_threads(n_threads, where):
     return check_n_threads(n_threads, where)
 
 
-def direct_threads(mode, n_threads, where):
-    """For the per-call direct routes: the kernel thread count of a call
-    whose ``mode`` and ``n_threads`` pass their checks by type alone (mode
-    None, "exact" or "fast"; n_threads None or an int in range), else None,
-    and the general path then checks them (the only place errors come
-    from). The hottest routes (OpDef.run, the ONNX-named reductions and
-    Softmax family) spell out its "both given and valid by type" case
-    inline, saving this call; keep them in step with it."""
-    if not (mode is None or (type(mode) is str and mode in MODES)):
-        return None
-    if n_threads is None:
-        return kernel_threads(None, where)
-    if type(n_threads) is int and 1 <= n_threads <= MAX_THREADS:
-        return n_threads
-    return None
-
-
 def direct_settings(mode, n_threads, where):
-    """direct_threads' count and whether the flavour is fast, as a pair,
-    or None; one step for the routes that need both (the calling thread's
-    overrides are looked up once)."""
+    """For the per-call direct routes: (kernel thread count as
+    kernel_threads gives it, whether the flavour is fast) for a call whose
+    ``mode`` and ``n_threads`` pass their checks by type alone (mode None,
+    "exact" or "fast"; n_threads None or an int in range), else None, and
+    the general path then checks them (the only place errors come from).
+    The calling thread's overrides are looked up once. The hottest routes
+    (OpDef.run's, the Softmax family's) spell out its "both given and
+    valid by type" case inline, saving this call; keep them in step."""
     if not (mode is None or (type(mode) is str and mode in MODES)):
         return None
     if mode is None or n_threads is None:

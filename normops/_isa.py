@@ -82,6 +82,11 @@ _output_cache_bytes = 64 << 20
 _loaded = []
 
 
+def output_cache_bytes():
+    """The kept-output limit of the loaded builds."""
+    return _output_cache_bytes
+
+
 def set_output_cache_bytes(limit):
     """Set the kept-output limit of every loaded build (the blocks above
     it are freed now)."""

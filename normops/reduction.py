@@ -322,10 +322,10 @@ def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
             and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0
             and (opset is None or (type(opset) is int and opset in op._version_cache
                                    and op.version_for(opset) >= _VERSIONS[op.op_type][1]))):
-        n = _config.direct_threads(mode, n_threads, op.op_type)
-        if n is not None:
+        settings = _config.direct_settings(mode, n_threads, op.op_type)
+        if settings is not None:
             return _isa.kernels.reduce_direct(data, axes, keepdims, accumulation_for(op.op_type, mode),
-                                              KINDS[op.op_type][1], n, True, False)
+                                              KINDS[op.op_type][1], settings[0], True, False)
     return None
 
 

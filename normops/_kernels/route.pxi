@@ -142,7 +142,7 @@ def run_direct(object op, object inputs, object attributes, object opset, object
     if (type(mode) is str and (mode == "exact" or mode == "fast") and type(n_threads) is int
             and 0 < n_threads <= ROUTE_MAX_THREADS):
         # both settings given and valid by type (the benchmark's and a
-        # session's call): nothing to resolve (_config.direct_threads' first case)
+        # session's call): nothing to resolve (_config.direct_settings' last case)
         outputs = direct(ISA_MODULE, n_threads, mode == "fast", *inputs)
     else:
         settings = CONFIG.direct_settings(mode, n_threads, op.op_type)
