@@ -167,32 +167,6 @@ def kernel_threads(n_threads, where):
     return check_n_threads(n_threads, where)
 
 
-def direct_settings(mode, n_threads, where):
-    """For the per-call direct routes: (kernel thread count as
-    kernel_threads gives it, whether the flavour is fast) for a call whose
-    ``mode`` and ``n_threads`` pass their checks by type alone (mode None,
-    "exact" or "fast"; n_threads None or an int in range), else None, and
-    the general path then checks them (the only place errors come from).
-    The calling thread's overrides are looked up once. The hottest routes
-    (OpDef.run's, the Softmax family's) spell out its "both given and
-    valid by type" case inline, saving this call; keep them in step."""
-    if not (mode is None or (type(mode) is str and mode in MODES)):
-        return None
-    if mode is None or n_threads is None:
-        try:
-            overrides = _thread_local.overrides
-        except AttributeError:
-            overrides = _overrides()
-        if mode is None:
-            mode = overrides.get("mode", _global_config["mode"])
-        if n_threads is None:
-            n_threads = overrides.get("n_threads", _global_config["n_threads"])
-            return (0 if n_threads is None else -n_threads), mode == "fast"
-    if type(n_threads) is int and 1 <= n_threads <= MAX_THREADS:
-        return n_threads, mode == "fast"
-    return None
-
-
 def resolve_threads(n_threads, where):
     """Per-call count, else the configured one, else OpenMP's."""
     return abs(kernel_threads(n_threads, where)) or _isa.kernels.max_threads()

@@ -60,17 +60,6 @@ def array_input(op, name, value):
     return value
 
 
-def plain_float(x):
-    """True for a native, aligned, C-contiguous float32/float64 ndarray (a
-    byte-swapped or annotated dtype is a different object and fails the
-    ``is`` test): what the per-call direct routes take straight to a
-    kernel."""
-    if type(x) is not np.ndarray or (x.dtype is not _FLOAT32 and x.dtype is not _FLOAT64):
-        return False
-    flags = x.flags
-    return flags.c_contiguous and flags.aligned
-
-
 def float_input(op, name, value):
     """A floating input (ONNX type constraint of normalisation operators)."""
     value = array_input(op, name, value)

@@ -1,9 +1,8 @@
 """Sigmoid (opsets 1, 6, 13): y = 1 / (1 + exp(-x)), with normops' own
 exponential (decisions.md §2): exp32 in the exact flavour, the fast
 exponential in the fast one; both operations rounded."""
-import numpy as np
 
-from . import _config, _isa
+from . import _isa
 from ._registry import OpDef, register
 from .normalization import _kernel_storage
 from ._validate import compute_dtype, contiguous, float_input, rounded_to
@@ -37,32 +36,10 @@ def _reference(plan):
 
 def _run_fast(op, inputs, attributes, version, mode, n_threads):
     """``normops.run`` (and ONNX sessions): the named function's direct route."""
-    y = _direct(inputs[0], mode, n_threads)
+    kernels = _isa.kernels
+    settings = kernels.direct_settings(mode, n_threads)
+    y = None if settings is None else kernels.sigmoid_direct(inputs[0], settings[1], settings[0])
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
-
-
-# float16 too where the build converts it itself (float16_storage)
-_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + (
-    (np.dtype(np.float16),) if _isa.kernels.float16_storage() else ())
-
-
-def _direct(X, mode, n_threads):
-    """The per-call fast route (None when X or the settings need the full
-    path, the only place errors come from)."""
-    settings = _config.direct_settings(mode, n_threads, "Sigmoid")
-    if settings is None:
-        return None
-    return _on_kernels(_isa.kernels, settings[0], settings[1], X)
-
-
-def _on_kernels(kernels, threads, fast, X):
-    """Y straight from the kernel when X needs no conversion, else None."""
-    flags = X.flags if type(X) is np.ndarray else None
-    if flags is not None and X.dtype in _DIRECT_DTYPES and flags.c_contiguous and flags.aligned and X.size:
-        y = kernels.empty_placed(X)
-        kernels.sigmoid_flat(X, y, fast, threads)
-        return y
-    return None
 
 
 def _node_direct(op, version, attributes, n_declared):
@@ -71,7 +48,7 @@ def _node_direct(op, version, attributes, n_declared):
         return None  # consumed_inputs: the validated route
 
     def direct(kernels, threads, fast, X):
-        y = _on_kernels(kernels, threads, fast, X)
+        y = kernels.sigmoid_direct(X, fast, threads)
         return None if y is None else (y,)
 
     return direct
@@ -87,9 +64,8 @@ SIGMOID = register(OpDef(
 def sigmoid(X, *, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX Sigmoid: ``1 / (1 + exp(-X))`` element-wise; exactly 1 where
     exp(-X) underflows, +0 where it overflows."""
-    if not full_output and (opset is None or (type(opset) is int and opset in SIGMOID._version_cache)):
-        y = _direct(X, mode, n_threads)
-        if y is not None:
-            return y
+    y = None if full_output else _isa.kernels.sigmoid_named(SIGMOID, X, opset, mode, n_threads)
+    if y is not None:
+        return y  # the route in C (the kernels' named.pxi)
     outputs = SIGMOID.call((X,), {}, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]

@@ -107,7 +107,7 @@ def _try_direct(op, x, axis, exclusive, reverse, opset, mode, n_threads, full_ou
     a plain float32/float64 x and an axis of the usual types); None when it
     does not apply, and the general path then checks and computes it."""
     if opset is None and full_output is False and axis is not None and _plain_flags(exclusive, reverse):
-        settings = _config.direct_settings(mode, n_threads, op.op_type)
+        settings = _isa.kernels.direct_settings(mode, n_threads)
         if settings is not None:
             return _isa.kernels.cum_direct(x, axis, exclusive, reverse, op is CUM_PROD, settings[0])
     return None
@@ -235,7 +235,7 @@ def _numpy_cumulative(name, a, axis, dtype, out, n_threads, multiply):
 def _numpy_direct(name, a, axis, dtype, out, n_threads, multiply):
     """The direct route of ``cumsum``/``cumprod`` (None: not applicable)."""
     if dtype is None and out is None and (axis is None or type(axis) is int):
-        settings = _config.direct_settings(None, n_threads, name)
+        settings = _isa.kernels.direct_settings(None, n_threads)
         if settings is not None:
             return _isa.kernels.cum_direct(a, axis, False, False, multiply, settings[0])
     return None

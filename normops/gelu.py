@@ -8,10 +8,10 @@ bfloat16 are widened to float32 and the result rounded once.
 """
 import numpy as np
 
-from . import _config, _isa
+from . import _isa
 from ._errors import InvalidInputError
 from ._registry import OpDef, register
-from ._validate import compute_dtype, contiguous, float_input, plain_float, rounded_to
+from ._validate import compute_dtype, contiguous, float_input, rounded_to
 from .reference import _gelu as _reference_gelu
 
 APPROXIMATIONS = ("none", "tanh")
@@ -72,22 +72,12 @@ def _reference(plan):
 
 
 def _direct(op, x, b, tanh, opset, mode, n_threads):
-    """The per-call direct route (as Softmax's): a ``plain_float`` x (and b
-    of x's dtype, 1-D, x's last extent) and arguments that pass their
-    checks by type go straight to the kernel; None for anything else, and
-    the general path then validates (the only place errors come from)."""
-    if not (plain_float(x) and (opset is None or (type(opset) is int and opset in op._version_cache))):
-        return None
-    if b is not None and not (plain_float(b) and b.dtype is x.dtype and b.ndim == 1 and x.ndim >= 1
-                              and b.shape[0] == x.shape[-1]):
-        return None
-    settings = _config.direct_settings(mode, n_threads, op.op_type)
-    if settings is None:
-        return None
-    y = np.empty(x.shape, x.dtype)
-    if x.size:
-        _isa.kernels.gelu_flat(x, b, y, tanh, settings[1], settings[0])
-    return y
+    """The per-call direct route (the kernels' gelu_named, in C): a plain
+    float x (and b of x's dtype, 1-D, x's last extent) and arguments that
+    pass their checks by type go straight to the kernel; None for anything
+    else, and the general path then validates (the only place errors come
+    from)."""
+    return _isa.kernels.gelu_named(op, x, b, tanh, opset, mode, n_threads)
 
 
 def _run_fast(op, inputs, attributes, version, mode, n_threads):

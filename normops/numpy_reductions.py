@@ -56,7 +56,7 @@ def _direct(name, kind, a, axis, keepdims, mode, n_threads):
     or a tuple of ints, mode and n_threads passing by type. Returns None to
     send the call down the general path (which alone raises errors)."""
     if keepdims is False or keepdims is True:
-        settings = _config.direct_settings(mode, n_threads, name)
+        settings = _isa.kernels.direct_settings(mode, n_threads)
         if settings is not None:
             return _isa.kernels.reduce_direct(a, axis, keepdims, accumulation_for(kind, mode),
                                               KINDS[kind][1], settings[0], False, True)

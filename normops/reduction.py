@@ -322,7 +322,7 @@ def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
             and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0
             and (opset is None or (type(opset) is int and opset in op._version_cache
                                    and op.version_for(opset) >= _VERSIONS[op.op_type][1]))):
-        settings = _config.direct_settings(mode, n_threads, op.op_type)
+        settings = _isa.kernels.direct_settings(mode, n_threads)
         if settings is not None:
             return _isa.kernels.reduce_direct(data, axes, keepdims, accumulation_for(op.op_type, mode),
                                               KINDS[op.op_type][1], settings[0], True, False)

@@ -14,7 +14,7 @@ from ._validate import (
     at_least_rank, axis_attribute, compute_dtype, contiguous, float_input, int_attribute, product,
     rounded_to,
 )
-from . import _config, _isa
+from . import _isa
 from ._transpose import inverse, moved_axes
 from .normalization import _kernel_storage
 from .reference import _rowdivide as _reference_rowdivide
@@ -130,23 +130,13 @@ LP_NORMALIZATION = register(OpDef(
     attributes={"axis": -1, "p": 2}, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
 
 
-_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 def _direct(op, X, cols_axes, kind, opset, mode, n_threads):
-    """The per-call quick route: X a non-empty C-contiguous aligned
-    float32/float64 ndarray whose row is its last ``cols_axes`` axes, no
-    conversion or transpose needed. None for anything else; the full path
-    then validates (the only place errors are raised)."""
-    if (type(X) is not np.ndarray or X.dtype not in _DIRECT_DTYPES or not X.size
-            or not (X.flags.c_contiguous and X.flags.aligned)
-            or not (mode is None or (type(mode) is str and (mode == "exact" or mode == "fast")))
-            or not (opset is None or (type(opset) is int and opset in op._version_cache))):
-        return None
-    cols = product(X.shape[X.ndim - cols_axes:])
-    y = np.empty(X.shape, X.dtype)
-    _isa.kernels.row_divide(X, y, X.size // cols, cols, kind, _config.kernel_threads(n_threads, op.op_type))
-    return y
+    """The per-call quick route (the kernels' row_divide_named): X a
+    non-empty C-contiguous aligned float32/float64 ndarray whose row is its
+    last ``cols_axes`` axes, no conversion or transpose needed. None for
+    anything else; the full path then validates (the only place errors are
+    raised)."""
+    return _isa.kernels.row_divide_named(op, X, cols_axes, kind, opset, mode, n_threads)
 
 
 def _trailing(axes, ndim):

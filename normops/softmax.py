@@ -111,50 +111,14 @@ def _register(op_type):
         node_direct=_node_direct))
 
 
-def _columns(kernels, threads, fast, x, axis, kind):
-    """The kernel along axis (0 <= axis < x.ndim) of x, with the thread
-    count and flavour settled: the rows kernel when the axis is last (or
-    only 1s follow it), else the one that gathers blocks of columns into
-    rows and back (each column gets the row code's bits); None where the
-    kernels do not take x (the general path then validates: the only place
-    errors are raised)."""
-    shape = x.shape
-    inner = product(shape[axis + 1:])
-    if inner == 1:  # contiguous rows
-        return kernels.softmax_last_axis(x, shape[axis], kind, fast, threads)
-    return kernels.softmax_columns(x, product(shape[:axis]), shape[axis], inner, kind, fast, threads)
-
-
-def _on_kernels(kernels, threads, fast, x, axis, version, kind):
-    """One call of the ONNX operator of this ``version`` straight from the
-    kernels, x an ndarray and axis an int: rows that are contiguous as the
-    opset lays them out (the last axis at every opset, flattened at any
-    axis up to 12), or along a middle axis from opset 13; else None."""
-    ndim = x.ndim
-    if axis == -1 or axis == ndim - 1:
-        return kernels.softmax_last_axis(x, x.shape[-1], kind, fast, threads) if ndim else None
-    if not -ndim <= axis < ndim:
-        return None
-    if version < 13:
-        return kernels.softmax_last_axis(x, product(x.shape[axis:]), kind, fast, threads)
-    return _columns(kernels, threads, fast, x, axis % ndim, kind) if x.size else None
-
-
 def _direct(op, x, axis, version, mode, n_threads):
-    """The direct route of one call; None when x or the settings need the
-    general path."""
-    if type(x) is not np.ndarray or type(axis) is not int:
+    """The direct route of one call (the kernels' softmax_direct); None
+    when x or the settings need the general path."""
+    kernels = _isa.kernels
+    settings = kernels.direct_settings(mode, n_threads)
+    if settings is None:
         return None
-    where = op.op_type
-    if (type(n_threads) is int and 0 < n_threads <= _config.MAX_THREADS and type(mode) is str
-            and (mode == "exact" or mode == "fast")):  # both given, valid by type: nothing to resolve
-        threads, fast = n_threads, mode == "fast"
-    else:
-        settings = _config.direct_settings(mode, n_threads, where)  # None: not checked by type alone
-        if settings is None:
-            return None
-        threads, fast = settings
-    return _on_kernels(_isa.kernels, threads, fast, x, axis, version, _KINDS[where])
+    return kernels.softmax_direct(x, axis, version, _KINDS[op.op_type], settings[1], settings[0])
 
 
 def _node_direct(op, version, attributes, n_declared):
@@ -165,7 +129,7 @@ def _node_direct(op, version, attributes, n_declared):
     kind = _KINDS[op.op_type]
 
     def direct(kernels, threads, fast, x):
-        y = _on_kernels(kernels, threads, fast, x, axis, version, kind) if type(x) is np.ndarray else None
+        y = kernels.softmax_direct(x, axis, version, kind, fast, threads)
         return None if y is None else (y,)
 
     return direct
@@ -177,12 +141,8 @@ HARDMAX = _register("Hardmax")
 
 
 def _named(op, input, axis, opset, mode, n_threads, full_output):
-    if not full_output and (opset is None or type(opset) is int):
-        version = op._version_cache.get(opset)
-        if version is not None:
-            y = _direct(op, input, (1 if version < 13 else -1) if axis is None else axis, version, mode, n_threads)
-            if y is not None:
-                return y
+    """The validated path of the named functions, whose first step is the
+    kernels' softmax_named (the route in C)."""
     version = op.version_for(opset)
     attributes = {"axis": _attributes(version)["axis"] if axis is None else axis}
     outputs = op.call((input,), attributes, opset, mode, n_threads, full_output)
@@ -193,19 +153,22 @@ def softmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_out
     """ONNX Softmax (opsets 1, 11, 13); ``axis=None`` is the opset's default
     (1 up to opset 12, -1 from 13). The NumPy/SciPy-style function is
     ``normops.softmax(x, axis=None)``; this one is ``normops.ops.softmax``."""
-    return _named(SOFTMAX, input, axis, opset, mode, n_threads, full_output)
+    y = None if full_output else _isa.kernels.softmax_named(SOFTMAX, input, axis, opset, mode, n_threads, 0)
+    return _named(SOFTMAX, input, axis, opset, mode, n_threads, full_output) if y is None else y
 
 
 def log_softmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX LogSoftmax (opsets 1, 11, 13); see ``softmax``."""
-    return _named(LOG_SOFTMAX, input, axis, opset, mode, n_threads, full_output)
+    y = None if full_output else _isa.kernels.softmax_named(LOG_SOFTMAX, input, axis, opset, mode, n_threads, 1)
+    return _named(LOG_SOFTMAX, input, axis, opset, mode, n_threads, full_output) if y is None else y
 
 
 def hardmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX Hardmax (opsets 1, 11, 13): 1 at the first maximum along the
     axis (or of each flattened row up to opset 12), 0 elsewhere; a row
     holding NaN is all 0."""
-    return _named(HARDMAX, input, axis, opset, mode, n_threads, full_output)
+    y = None if full_output else _isa.kernels.softmax_named(HARDMAX, input, axis, opset, mode, n_threads, 2)
+    return _named(HARDMAX, input, axis, opset, mode, n_threads, full_output) if y is None else y
 
 
 # ---------------------------------------------------------- SciPy style
@@ -217,11 +180,12 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     element), an int or a tuple of ints; integer input is computed in
     float64 like SciPy; float dtypes are kept."""
     if type(x) is np.ndarray and x.ndim and x.size:  # the named functions' direct route
-        settings = _config.direct_settings(mode, n_threads, name)
-        if settings is not None and (axis is None or (type(axis) is int and -x.ndim <= axis < x.ndim)):
+        kernels = _isa.kernels
+        settings = kernels.direct_settings(mode, n_threads)
+        if settings is not None and (axis is None or type(axis) is int):
             threads, fast = settings
-            y = (_isa.kernels.softmax_last_axis(x, x.size, kind, fast, threads) if axis is None  # one row
-                 else _columns(_isa.kernels, threads, fast, x, axis % x.ndim, kind))
+            y = (kernels.softmax_last_axis(x, x.size, kind, fast, threads) if axis is None  # one row
+                 else kernels.softmax_direct(x, axis, 13, kind, fast, threads))  # along the axis, as from opset 13
             if y is not None:
                 return y
     x = array_input(name, "x", x)

@@ -164,7 +164,7 @@ def test_per_call_thread_count_reaches_openmp():
 
 
 # every direct route resolves the flavour and thread count from the
-# configuration when the call leaves them out (_config.direct_settings)
+# configuration when the call leaves them out (the kernels' direct_settings, route.pxi)
 DIRECT_ROUTES = {
     "ops.softmax": lambda x, **k: normops.ops.softmax(x, **k),
     "ops.log_softmax": lambda x, **k: normops.ops.log_softmax(x, **k),

@@ -322,3 +322,39 @@ def test_scipy_style_keeps_scipy_semantics(name):
         getattr(normops, name)(x.astype(np.complex64), axis=1)
     with pytest.raises(normops.InvalidInputError):
         getattr(normops, name)(x, axis=1, mode="slow")
+
+
+# The named Softmax family and Sigmoid reach the kernels by a route in C
+# (named.pxi) that takes only what it can check by type and declines the
+# rest to the validated path. Every argument it declines must still get the
+# validated path's answer: the same bits, or the same error.
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "hardmax", "sigmoid"])
+def test_named_route_in_c_declines_to_the_validated_path(name):
+    f = getattr(normops.ops, name)
+    x = _x((3, 4, 5))
+    want = f(x, opset=13, mode="exact", n_threads=1)
+    # equal values of other types, or other layouts: the same bits
+    same = [dict(opset=np.int64(13)), dict(n_threads=np.int32(1)), dict(mode=np.str_("exact"))]
+    kept = x.copy()
+    inputs = [np.asfortranarray(x), x.astype(">f4"), x[:, :, ::-1][:, :, ::-1]]
+    if name != "sigmoid":
+        same += [dict(axis=np.int64(-1)), dict(axis=2)]
+    for kwargs in same:
+        args = dict(dict(opset=13, mode="exact", n_threads=1), **kwargs)
+        assert _bits(f(x, **args)) == _bits(want), kwargs
+    for other in inputs:  # (the byte order of the result may be native: compared as float32)
+        assert _bits(f(other, opset=13, mode="exact", n_threads=1).astype(np.float32)) == _bits(want)
+    wide = f(x.tolist(), opset=13, mode="exact", n_threads=1)  # a list: float64, as NumPy makes it
+    assert _bits(wide) == _bits(f(x.astype(np.float64), opset=13, mode="exact", n_threads=1))
+    # refusals name the operator and the argument
+    op_type = {"softmax": "Softmax", "log_softmax": "LogSoftmax", "hardmax": "Hardmax", "sigmoid": "Sigmoid"}[name]
+    bad = [(dict(mode="slow"), "'mode'"), (dict(n_threads=0), "n_threads"), (dict(n_threads=True), "n_threads"),
+           (dict(opset=12.0), "'opset'"), (dict(opset=0), "opset")]
+    if name != "sigmoid":
+        bad += [(dict(axis=3), "'axis'"), (dict(axis=-4), "'axis'"), (dict(axis=2 ** 70), "'axis'"),
+                (dict(axis=True), "'axis'"), (dict(axis=1.0), "'axis'")]
+    for kwargs, message in bad:
+        with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
+            f(x, **kwargs)
+        assert str(info.value).startswith(op_type) and message in str(info.value), (kwargs, str(info.value))
+    assert _bits(x) == _bits(kept)  # the input is untouched

@@ -367,18 +367,18 @@ def test_mode_and_n_threads_reach_every_served_node(monkeypatch):
 
     calls = []
     kernels = _isa.kernels
-    row_normalize_nd, softmax_last_axis = kernels.row_normalize_nd, kernels.softmax_last_axis
+    row_normalize_nd, softmax_direct = kernels.row_normalize_nd, kernels.softmax_direct
 
     def spy_ln(*args):
         calls.append(("LayerNormalization", args[8]))  # n_threads (no flavour: the same arithmetic)
         return row_normalize_nd(*args)
 
-    def spy_softmax(x, cols, kind, fast, n_threads):
+    def spy_softmax(x, axis, version, kind, fast, n_threads):
         calls.append(("Softmax", "fast" if fast else "exact", n_threads))
-        return softmax_last_axis(x, cols, kind, fast, n_threads)
+        return softmax_direct(x, axis, version, kind, fast, n_threads)
 
     monkeypatch.setattr(kernels, "row_normalize_nd", spy_ln)
-    monkeypatch.setattr(kernels, "softmax_last_axis", spy_softmax)
+    monkeypatch.setattr(kernels, "softmax_direct", spy_softmax)
     x = batch()
     InferenceSession(transformer_block(), mode="fast", n_threads=3).run(None, {"x": x})
     assert calls == [("LayerNormalization", 3), ("Softmax", "fast", 3)]
@@ -425,7 +425,7 @@ def test_intermediate_values_are_freed_after_their_last_use(monkeypatch):
 
     from normops import _isa
 
-    original, produced, alive = _isa.kernels.softmax_last_axis, [], []
+    original, produced, alive = _isa.kernels.softmax_direct, [], []
 
     def spy(*args):
         alive.append([ref() is not None for ref in produced])
@@ -433,7 +433,7 @@ def test_intermediate_values_are_freed_after_their_last_use(monkeypatch):
         produced.append(weakref.ref(y))
         return y
 
-    monkeypatch.setattr(_isa.kernels, "softmax_last_axis", spy)
+    monkeypatch.setattr(_isa.kernels, "softmax_direct", spy)
     nodes = [h.make_node("Softmax", [a], [b]) for a, b in [("x", "a"), ("a", "b"), ("b", "c")]]
     model = make_model(nodes, [h.make_tensor_value_info("x", T.FLOAT, [4, 5])], [h.make_tensor_value_info("c", T.FLOAT, [4, 5])])
     (c,) = InferenceSession(model).run(None, {"x": np.ones((4, 5), np.float32)})

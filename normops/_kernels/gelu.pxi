@@ -101,7 +101,7 @@ def tanh32_fast_into(x, out, int n_threads=1, bint scalar=False):
     run_etfunc(NORMOPS_T_TANH32_FAST, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
 
 
-def gelu_flat(x, b, y, bint tanh, bint fast, int n_threads):
+cpdef object gelu_flat(object x, object b, object y, bint tanh, bint fast, int n_threads):
     """y = Gelu(x) (b None) or Gelu(x + b), b added to every row of len(b)
     elements; contiguous float32/float64 arrays of one dtype."""
     cdef int t = float_typenum(x)

@@ -150,6 +150,7 @@ include "argcum.pxi"
 include "gelu.pxi"
 include "transpose.pxi"
 include "route.pxi"
+include "named.pxi"
 
 
 # ----------------------------------------------------------------- checks

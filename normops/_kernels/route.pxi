@@ -101,12 +101,52 @@ def keep_direct(list entries, object version, object attributes, object direct, 
 
 
 cdef route_setup():
-    global CONFIG, ROUTE_MAX_THREADS, ISA_MODULE
+    global CONFIG, ROUTE_MAX_THREADS, ISA_MODULE, GLOBAL_CONFIG, THREAD_LOCAL
     import sys
     from normops import _config
     ISA_MODULE = sys.modules[__name__]
     ROUTE_MAX_THREADS = _config.MAX_THREADS
+    GLOBAL_CONFIG = _config._global_config
+    THREAD_LOCAL = _config._thread_local
     CONFIG = _config
+
+
+# _config's state, read in place: set_config's dict and the holder of each
+# thread's config() overrides (neither object is ever replaced)
+cdef dict GLOBAL_CONFIG = None
+cdef object THREAD_LOCAL = None
+
+
+cdef object call_settings(object mode, object n_threads):
+    """(kernel thread count, whether the flavour is fast) for a call whose
+    mode and n_threads pass their checks by type alone (mode None, "exact"
+    or "fast"; n_threads None or an int in range), the calling thread's
+    config() overrides and set_config filling in what is None; else None,
+    and the validated path checks them (the only place errors come from).
+    The count is as _config.kernel_threads gives it: n > 0 a per-call
+    count, -k the configured k, 0 OpenMP's count."""
+    cdef object overrides
+    if not (mode is None or (type(mode) is str and (mode == "exact" or mode == "fast"))):
+        return None
+    if mode is None or n_threads is None:
+        overrides = getattr(THREAD_LOCAL, "overrides", None)
+        if overrides is None:
+            overrides = NO_ATTRIBUTES
+        if mode is None:
+            mode = (<dict>overrides).get("mode", GLOBAL_CONFIG["mode"])
+        if n_threads is None:
+            n_threads = (<dict>overrides).get("n_threads", GLOBAL_CONFIG["n_threads"])
+            return (0 if n_threads is None else -n_threads), mode == "fast"
+    if type(n_threads) is int and 1 <= n_threads <= ROUTE_MAX_THREADS:
+        return n_threads, mode == "fast"
+    return None
+
+
+def direct_settings(object mode, object n_threads):
+    """call_settings for the direct routes written in Python."""
+    if CONFIG is None:
+        route_setup()
+    return call_settings(mode, n_threads)
 
 
 def run_direct(object op, object inputs, object attributes, object opset, object mode, object n_threads):
@@ -142,10 +182,10 @@ def run_direct(object op, object inputs, object attributes, object opset, object
     if (type(mode) is str and (mode == "exact" or mode == "fast") and type(n_threads) is int
             and 0 < n_threads <= ROUTE_MAX_THREADS):
         # both settings given and valid by type (the benchmark's and a
-        # session's call): nothing to resolve (_config.direct_settings' last case)
+        # session's call): nothing to resolve (call_settings' last case)
         outputs = direct(ISA_MODULE, n_threads, mode == "fast", *inputs)
     else:
-        settings = CONFIG.direct_settings(mode, n_threads, op.op_type)
+        settings = call_settings(mode, n_threads)
         if settings is None:
             return None
         outputs = direct(ISA_MODULE, settings[0], settings[1], *inputs)

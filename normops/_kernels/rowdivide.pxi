@@ -59,7 +59,7 @@ cdef void divide_rows(
             narrow_rows(scratch, y, x_storage, r * cols, cols)
 
 
-def row_divide(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
+cpdef object row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
     """y[r, :] = row r of the rows x cols matrix x divided by its statistic
     (kind 0: MeanVarianceNormalization, 1: L1, 2: L2 LpNormalization).
 

@@ -394,7 +394,7 @@ def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, in
     run_softmax_rows(<cnp.ndarray>x, <cnp.ndarray>y, storage, rows, cols, kind, fast, n_threads)
 
 
-def softmax_last_axis(x, Py_ssize_t cols, int kind, bint fast, int n_threads):
+cpdef object softmax_last_axis(object x, Py_ssize_t cols, int kind, bint fast, int n_threads):
     """The per-call route: a new array of kind ``kind`` over the rows of
     ``cols`` elements of x, when x is a non-empty, aligned, native,
     C-contiguous float32/float64 (or float16, where the build stores it)
@@ -467,7 +467,8 @@ cdef void softmax_column_blocks(const floating* x, floating* y, floating* buf, P
                 dst[i * inner + j] = rows_out[j * ld + i]
 
 
-def softmax_columns(x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind, bint fast, int n_threads):
+cpdef object softmax_columns(object x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind, bint fast,
+                             int n_threads):
     """Softmax (kind 0), LogSoftmax (1) or Hardmax (2) along the middle axis
     of x viewed as outer x n x inner (inner > 1), as a new array, when x is
     a non-empty, aligned, native, C-contiguous float32/float64 ndarray of
@@ -557,7 +558,7 @@ cdef void sigmoid_chunk(const void* x, void* y, Storage storage, float* wide, Py
         narrow_rows(wide, y, storage, start, n)
 
 
-def sigmoid_flat(x, y, bint fast, int n_threads):
+cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
     """Sigmoid of the contiguous float32/float64/float16/bfloat16 array x
     into y of the same dtype, in chunks of 16384 elements (element-wise:
     the bits never depend on threads)."""

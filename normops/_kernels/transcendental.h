@@ -490,25 +490,29 @@ NORMOPS_ALWAYS_INLINE __m512 normops_cvt2pd_ps(__m512d lo, __m512d hi) {
  *
  * x = (k/32) ln2 + r: t = x/ln2 + SHIFT is a multiple of 1/32 whose
  * pattern ends in j = k mod 32, kd = t - SHIFT = k/32 exactly; rh = x - kd
- * LN2_HI is exact (an FMA; tools/gen_transcendental_tables.py checks why),
- * rl = kd MLN2_LO the rest of kd ln2, rs = rh + rl rounded. With 2^(j/32) =
- * hi + lo (two registers each, vpermt2ps) and e^r = 1 + r + r^2 q(r),
- * q = 1/2 + r/6 + r^2/24:
- *     e^x / 2^floor(k/32) = hi + hi rh + [hi (rl + rs^2 q) + lo (1 + rs)]
- * s = RN(hi + hi rh) (one FMA) and its error e (exact: hi - s is, and e is
- * a float32 within 2^-48 relative), the bracket and e added into tt, small
- * (|tt| < 2^-12 relative to s). s + tt is within about 2^-36 (relative) of
- * e^x / 2^floor(k/32).
+ * LN2_HI is exact (an FMA; tools/gen_transcendental_tables.py checks why).
+ * The table is of accurate points (Gal's method): point[j] is a float32
+ * within 2^-42 (relative) of 2^(j/32) e^delta[j] for a small delta[j]
+ * (|delta| < 2^-15), so e^x = 2^floor(k/32) point[j] e^(r - delta[j]) and
+ * no low part of the table is needed. rl = kd MLN2_LO + offset[j] carries
+ * the rest of kd ln2 and -delta[j], rs = rh + rl rounded. With e^r' = 1 +
+ * r' + r'^2 q(r'), q = 1/2 + r'/6 + r'^2/24:
+ *     e^x / 2^floor(k/32) = point + point rh + point (rl + rs^2 q)
+ * s = RN(point + point rh) (one FMA) and its error e (exact: point - s is,
+ * and e is a float32 within 2^-48 relative); tt = point u + e with u =
+ * rl + rs^2 q, small (|tt| < 2^-12 relative to s). s + tt is within about
+ * 2^-36 (relative) of e^x / 2^floor(k/32).
  *
- * The rounding test: y1 = RN(s + (tt + DELTA)), y2 = RN(s + (tt - DELTA)).
- * Where they agree, no float32 rounding boundary lies within DELTA of s +
- * tt, farther than its error, and y1 is the correctly rounded result at
- * this scale; vscalefps multiplies it by 2^floor(k/32) exactly (or to +inf
- * past the overflow threshold, which is itself such a boundary). Where
- * they differ, or are NaN (x NaN), the lane is hard. DELTA = 2^-35: over
- * all 2^32 inputs, 2^-37 lets 310 wrong results through, 2^-35 none (the
- * exhaustive check, docs/transcendentals.md); about 1 element in 4000 is
- * hard.
+ * The rounding test: offset[j] also holds -BIAS / point[j] (the table
+ * generator), so tt comes out lowered by BIAS (to within 2^-37): y2 =
+ * RN(s + tt), the window's lower end, and y1 = RN(s + (tt + 2 BIAS)), its
+ * upper end. Where they agree, no float32 rounding boundary lies within
+ * BIAS of the value, farther than its error, and y2 is the correctly
+ * rounded result at this scale; vscalefps multiplies it by 2^floor(k/32)
+ * exactly (or to +inf past the overflow threshold, which is itself such a
+ * boundary). Where they differ, or are NaN (x NaN), the lane is hard.
+ * BIAS = 2^-35, set by the exhaustive check (docs/transcendentals.md);
+ * about 1 element in 4000 is hard.
  *
  * Lanes with x <= -104 (-inf included) give +0 (e^-104 < 2^-150); results
  * below 2^-126 (x in (-104, -87.3)) are hard: their rounding boundaries sit
@@ -519,7 +523,6 @@ NORMOPS_ALWAYS_INLINE __m512 normops_cvt2pd_ps(__m512d lo, __m512d hi) {
  * NORMOPS_EXP_NORMAL also at least -87.3 (a Softmax row whose minimum is
  * that close to its maximum): no lane is +0 or tiny, so neither mask is
  * made. The arithmetic on each lane is the same in all three. */
-#define NORMOPS_EXPF32_DELTA 0x1p-35f
 #define NORMOPS_EXP_ANY 0
 #define NORMOPS_EXP_BELOW_89 1
 #define NORMOPS_EXP_NORMAL 2
@@ -534,21 +537,23 @@ NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, in
     __m512 t = _mm512_fmadd_ps(c, _mm512_set1_ps(NORMOPS_EXPF32_INVLN2), shift);
     __m512 kd = _mm512_sub_ps(t, shift);
     __m512 rh = _mm512_fnmadd_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_LN2_HI), c);
-    __m512 rl = _mm512_mul_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_MLN2_LO));
-    __m512 rs = _mm512_add_ps(rh, rl);
     __m512i j = _mm512_castps_si512(t);
-    __m512 hi = _mm512_permutex2var_ps(_mm512_load_ps(normops_expf32_hi), j, _mm512_load_ps(normops_expf32_hi + 16));
-    __m512 lo = _mm512_permutex2var_ps(_mm512_load_ps(normops_expf32_lo), j, _mm512_load_ps(normops_expf32_lo + 16));
+    __m512 point = _mm512_permutex2var_ps(_mm512_load_ps(normops_expf32_point), j,
+                                          _mm512_load_ps(normops_expf32_point + 16));
+    __m512 offset = _mm512_permutex2var_ps(_mm512_load_ps(normops_expf32_offset), j,
+                                           _mm512_load_ps(normops_expf32_offset + 16));
+    __m512 rl = _mm512_fmadd_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_MLN2_LO), offset);
+    __m512 rs = _mm512_add_ps(rh, rl);
     __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(NORMOPS_EXPF32_C4), rs, _mm512_set1_ps(NORMOPS_EXPF32_C3));
     q = _mm512_fmadd_ps(q, rs, _mm512_set1_ps(0.5f));
     __m512 u = _mm512_fmadd_ps(_mm512_mul_ps(rs, rs), q, rl);
-    __m512 s = _mm512_fmadd_ps(hi, rh, hi);
-    __m512 e = _mm512_fmadd_ps(hi, rh, _mm512_sub_ps(hi, s));
-    __m512 tt = _mm512_add_ps(_mm512_fmadd_ps(hi, u, _mm512_fmadd_ps(lo, rs, lo)), e);
-    __m512 y1 = _mm512_add_ps(s, _mm512_add_ps(tt, _mm512_set1_ps(NORMOPS_EXPF32_DELTA)));
-    __m512 y2 = _mm512_add_ps(s, _mm512_sub_ps(tt, _mm512_set1_ps(NORMOPS_EXPF32_DELTA)));
+    __m512 s = _mm512_fmadd_ps(point, rh, point);
+    __m512 e = _mm512_fmadd_ps(point, rh, _mm512_sub_ps(point, s));
+    __m512 tt = _mm512_fmadd_ps(point, u, e);  /* lowered by BIAS */
+    __m512 y2 = _mm512_add_ps(s, tt);
+    __m512 y1 = _mm512_add_ps(s, _mm512_add_ps(tt, _mm512_set1_ps(2 * NORMOPS_EXPF32_BIAS)));
     *hard = tiny | _mm512_mask_cmp_ps_mask(live, y1, y2, _CMP_NEQ_UQ);
-    return range == NORMOPS_EXP_NORMAL ? _mm512_scalef_ps(y1, kd) : _mm512_maskz_scalef_ps(live, y1, kd);
+    return range == NORMOPS_EXP_NORMAL ? _mm512_scalef_ps(y2, kd) : _mm512_maskz_scalef_ps(live, y2, kd);
 }
 
 /* exp32 of 16 lanes in a register: the quick path, then the careful path

@@ -449,7 +449,7 @@ static const double normops_log_logc_lo[128] = {
 #define NORMOPS_EXPF_SHIFT16 (0x1.8000000000000p+19f)
 #define NORMOPS_EXPF_T2 (0x1.0002220000000p-1f)
 #define NORMOPS_EXPF_T3 (0x1.5556460000000p-3f)
-/* exp32's float32 quick path (AVX-512): 2^(j/32) = hi[j] + lo[j] */
+/* exp32's float32 quick paths: 2^(j/32) = hi[j] + lo[j] (AVX2, every other entry) */
 #define NORMOPS_EXPF32_SHIFT (0x1.8000000000000p+18f)
 #define NORMOPS_EXPF32_SHIFT16 (0x1.8000000000000p+19f)
 #define NORMOPS_EXPF32_INVLN2 (0x1.7154760000000p+0f)
@@ -477,6 +477,29 @@ static const float normops_expf32_lo[32] __attribute__((aligned(64))) = {
     0x1.15506e0000000p-27f, -0x1.e647440000000p-25f, 0x1.51f8480000000p-27f, -0x1.b83b540000000p-25f,
     -0x1.a94b140000000p-26f, -0x1.a094380000000p-25f, -0x1.3d56b20000000p-27f, -0x1.8837cc0000000p-27f,
     -0x1.822dbc0000000p-27f, -0x1.908c940000000p-25f, 0x1.52486c0000000p-27f, -0x1.246eb00000000p-26f,
+};
+/* AVX-512: point[j] = 2^(j/32) e^delta[j] within 2^-42, a float32;
+ * offset[j] = -delta[j] - NORMOPS_EXPF32_BIAS / point[j] */
+#define NORMOPS_EXPF32_BIAS (0x1.0000000000000p-35f)
+static const float normops_expf32_point[32] __attribute__((aligned(64))) = {
+    0x1.0000000000000p+0f, 0x1.0599f00000000p+0f, 0x1.0b54e20000000p+0f, 0x1.1130b80000000p+0f,
+    0x1.172b820000000p+0f, 0x1.1d48580000000p+0f, 0x1.2387ea0000000p+0f, 0x1.29ea700000000p+0f,
+    0x1.306fe80000000p+0f, 0x1.37196c0000000p+0f, 0x1.3de9f80000000p+0f, 0x1.44e08e0000000p+0f,
+    0x1.4bfd7e0000000p+0f, 0x1.5342fe0000000p+0f, 0x1.5aae4a0000000p+0f, 0x1.6248aa0000000p+0f,
+    0x1.6a0b7e0000000p+0f, 0x1.71f66c0000000p+0f, 0x1.7a11020000000p+0f, 0x1.8258f80000000p+0f,
+    0x1.8ace200000000p+0f, 0x1.9375e00000000p+0f, 0x1.9c49360000000p+0f, 0x1.a54f020000000p+0f,
+    0x1.ae8a8e0000000p+0f, 0x1.b7f68a0000000p+0f, 0x1.c19abe0000000p+0f, 0x1.cb73f20000000p+0f,
+    0x1.d581960000000p+0f, 0x1.dfc7ea0000000p+0f, 0x1.ea4a740000000p+0f, 0x1.f509100000000p+0f,
+};
+static const float normops_expf32_offset[32] __attribute__((aligned(64))) = {
+    -0x1.0000000000000p-35f, 0x1.1715600000000p-16f, 0x1.3ba5c20000000p-17f, -0x1.227cbc0000000p-17f,
+    0x1.a1e2a80000000p-24f, 0x1.84ea340000000p-20f, -0x1.d75ae00000000p-19f, -0x1.f14c6e0000000p-18f,
+    -0x1.8c46ba0000000p-22f, 0x1.b1944c0000000p-17f, 0x1.5e4b980000000p-18f, -0x1.92464e0000000p-22f,
+    0x1.23f13a0000000p-19f, -0x1.b62ec20000000p-19f, 0x1.a058280000000p-16f, -0x1.14022e0000000p-17f,
+    -0x1.2035d60000000p-16f, 0x1.4fadd40000000p-17f, 0x1.7719520000000p-19f, -0x1.f482aa0000000p-19f,
+    0x1.0e715a0000000p-19f, -0x1.84ed940000000p-16f, -0x1.28693e0000000p-20f, 0x1.7c8b5a0000000p-17f,
+    -0x1.60fe4c0000000p-18f, 0x1.0ab5da0000000p-17f, -0x1.23b4a40000000p-17f, -0x1.0dc9520000000p-16f,
+    -0x1.1dc45c0000000p-22f, 0x1.a39ede0000000p-17f, 0x1.1835be0000000p-18f, -0x1.b39e200000000p-17f,
 };
 /* the AVX-512 fast exp: 2^(j/16), one register (64-byte aligned) */
 static const float normops_expf_sixteenths[16] __attribute__((aligned(64))) = {

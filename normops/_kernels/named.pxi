@@ -1,0 +1,156 @@
+# The named functions' route in C: normops.ops.softmax, log_softmax,
+# hardmax and sigmoid (and normops.run, sessions and the SciPy-style
+# functions through them) reach the kernels here without a Python frame
+# between the public function and the kernel, because on small inputs those
+# frames are most of the call. Anything this route does not take returns
+# None, and the caller's validated path takes the call: the only place
+# errors are raised.
+
+
+cdef inline Py_ssize_t dims_product(cnp.ndarray x, int first, int last):
+    """The product of x's dimensions first..last-1."""
+    cdef Py_ssize_t p = 1
+    cdef int i
+    for i in range(first, last):
+        p *= cnp.PyArray_DIM(x, i)
+    return p
+
+
+def softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
+    """ONNX Softmax (kind 0), LogSoftmax (1) or Hardmax (2) of this opset
+    ``version`` along ``axis`` of x, the thread count and flavour settled:
+    rows that are contiguous as the opset lays them out (the last axis at
+    every opset, flattened at any axis up to 12) by the rows kernel, along
+    a middle axis from opset 13 by the one that gathers blocks of columns
+    into rows and back (each column gets the row code's bits); None where
+    the kernels do not take x."""
+    if type(x) is not cnp.ndarray or type(axis) is not int:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int ndim = cnp.PyArray_NDIM(a)
+    if ndim == 0 or not -ndim <= axis < ndim:
+        return None
+    cdef int ax = <int>axis
+    if ax < 0:
+        ax += ndim
+    if ax == ndim - 1:
+        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
+    if version < 13:
+        return softmax_last_axis(a, dims_product(a, ax, ndim), kind, fast, n_threads)
+    if cnp.PyArray_SIZE(a) == 0:
+        return None
+    cdef Py_ssize_t inner = dims_product(a, ax + 1, ndim)
+    if inner == 1:  # only 1s follow the axis: contiguous rows
+        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
+    return softmax_columns(a, dims_product(a, 0, ax), cnp.PyArray_DIM(a, ax), inner, kind, fast, n_threads)
+
+
+cdef object named_version(object op, object opset):
+    """The operator version an opset argument stands for, if op has served
+    it before (its cache); else None."""
+    if not (opset is None or type(opset) is int):
+        return None
+    return (<dict>op._version_cache).get(opset)
+
+
+cdef object named_settings(object mode, object n_threads):
+    if (type(mode) is str and (mode == "exact" or mode == "fast") and type(n_threads) is int
+            and 0 < n_threads <= ROUTE_MAX_THREADS):
+        return n_threads, mode == "fast"  # both given, valid by type: nothing to look up
+    return call_settings(mode, n_threads)
+
+
+def softmax_named(object op, object x, object axis, object opset, object mode, object n_threads, int kind):
+    """normops.ops.softmax / log_softmax / hardmax (op: the OpDef, kind as
+    in softmax_direct), axis None standing for the opset's default (1 up to
+    opset 12, -1 from 13): the output, or None."""
+    if CONFIG is None:
+        route_setup()
+    if type(x) is not cnp.ndarray:
+        return None
+    cdef object version = named_version(op, opset)
+    if version is None:
+        return None
+    if axis is None:
+        axis = 1 if version < 13 else -1
+    cdef object settings = named_settings(mode, n_threads)
+    if settings is None:
+        return None
+    return softmax_direct(x, axis, version, kind, <bint>settings[1], <int>settings[0])
+
+
+def sigmoid_direct(object x, bint fast, int n_threads):
+    """ONNX Sigmoid of x, the thread count and flavour settled, when x is a
+    non-empty, aligned, native, C-contiguous float32 or float64 ndarray (or
+    float16, where the build converts it itself); else None."""
+    if type(x) is not cnp.ndarray:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int t = cnp.PyArray_TYPE(a)
+    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64 and not (t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16))
+            or cnp.PyArray_SIZE(a) == 0 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
+            or not cnp.PyArray_ISNOTSWAPPED(a)):
+        return None
+    cdef cnp.ndarray y = placed_like(a) if t != cnp.NPY_FLOAT16 else cnp.PyArray_EMPTY(
+        cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
+    sigmoid_flat(a, y, fast, n_threads)
+    return y
+
+
+def sigmoid_named(object op, object x, object opset, object mode, object n_threads):
+    """normops.ops.sigmoid: the output, or None."""
+    if CONFIG is None:
+        route_setup()
+    if type(x) is not cnp.ndarray or named_version(op, opset) is None:
+        return None
+    cdef object settings = named_settings(mode, n_threads)
+    if settings is None:
+        return None
+    return sigmoid_direct(x, <bint>settings[1], <int>settings[0])
+
+
+def row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object opset, object mode,
+                     object n_threads):
+    """normops.ops.mean_variance_normalization / lp_normalization (kind as
+    in row_divide) over the last ``cols_axes`` axes of x, the attributes
+    already checked by the caller: the output, when x is a non-empty,
+    aligned, native, C-contiguous float32 or float64 ndarray; or None."""
+    if CONFIG is None:
+        route_setup()
+    if type(x) is not cnp.ndarray or named_version(op, opset) is None:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int ndim = cnp.PyArray_NDIM(a)
+    cdef Py_ssize_t size = cnp.PyArray_SIZE(a)
+    if not is_plain_float(a) or size == 0 or not 1 <= cols_axes <= ndim:
+        return None
+    cdef object settings = named_settings(mode, n_threads)
+    if settings is None:
+        return None
+    cdef Py_ssize_t cols = dims_product(a, ndim - <int>cols_axes, ndim)
+    cdef cnp.ndarray y = placed_like(a)
+    row_divide(a, y, size // cols, cols, kind, <int>settings[0])
+    return y
+
+
+def gelu_named(object op, object x, object b, bint tanh, object opset, object mode, object n_threads):
+    """normops.ops.gelu (b None) and bias_gelu (b the bias): the output,
+    when x is a plain float array (is_plain_float, reduce.pxi) and b None or a 1-D
+    plain array of x's dtype and x's last extent; or None."""
+    if CONFIG is None:
+        route_setup()
+    if not is_plain_float(x) or named_version(op, opset) is None:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int ndim = cnp.PyArray_NDIM(a)
+    if b is not None and not (is_plain_float(b) and cnp.PyArray_TYPE(<cnp.ndarray>b) == cnp.PyArray_TYPE(a)
+                              and cnp.PyArray_NDIM(<cnp.ndarray>b) == 1 and ndim >= 1
+                              and cnp.PyArray_DIM(<cnp.ndarray>b, 0) == cnp.PyArray_DIM(a, ndim - 1)):
+        return None
+    cdef object settings = named_settings(mode, n_threads)
+    if settings is None:
+        return None
+    cdef cnp.ndarray y = placed_like(a)
+    if cnp.PyArray_SIZE(a):
+        gelu_flat(a, b, y, tanh, <bint>settings[1], <int>settings[0])
+    return y
