@@ -6,7 +6,7 @@ RMSNormalization"; decisions.md §5 for SimplifiedLayerNormalization).
 """
 import numpy as np
 
-from . import _config, _isa
+from . import _isa
 from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
@@ -28,6 +28,8 @@ class _Family:
         self.stats = stats                    # statistics outputs: "mean", "inv"
         self.y_follows_scale = y_follows_scale  # Y has the scale's dtype (type V)
         self.one_param_type = one_param_type  # X, Scale, B share one type T
+        # for the kernels' route in C (named.pxi, row_normalize_named)
+        self.flags = (center, one_param_type, y_follows_scale, 2 if "mean" in stats else 1 if stats else 0)
 
 
 _LN = _Family(True, True, ("mean", "inv"), False, True)
@@ -157,7 +159,7 @@ def _node_direct(op, version, attributes, n_declared):
     axis, epsilon = attributes["axis"], attributes["epsilon"]
     stash_type, keep_dims = attributes["stash_type"], attributes.get("keep_dims", 1)
     if not (type(axis) is int and type(epsilon) is float and type(stash_type) is int
-            and stash_type in _FAST_STASH and type(keep_dims) is int and keep_dims == 1):
+            and stash_type in _isa.kernels.FLOAT32_STASH_TYPES and type(keep_dims) is int and keep_dims == 1):
         return None
     center, one_type, follows = family.center, family.one_param_type, family.y_follows_scale
     want_stats = n_declared > 1 and bool(family.stats)
@@ -199,28 +201,21 @@ SIMPLIFIED_LAYER_NORMALIZATION = register(OpDef(
     node_direct=_node_direct))
 
 
-_FAST_STASH = frozenset((1, 10, 11, 16))
-
-
 def _call(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims,
           opset, mode, n_threads, full_output):
-    """Run a named-function call: the C fast path when the call needs no
+    """Run a call: the kernels' route in C when the call needs no
     conversion (it checks the arrays in C and never raises), else the full
     validation path, which is also the only place errors are raised."""
-    if ((opset is None or (type(opset) is int and opset in op._version_cache))
-            and (mode is None or (type(mode) is str and (mode == "exact" or mode == "fast")))
-            and type(stash_type) is int and stash_type in _FAST_STASH
-            and type(keep_dims) is int and keep_dims == 1):
-        want_stats = full_output and family.stats
-        result = _isa.kernels.row_normalize_nd(
-            X, scale, bias, axis, epsilon, family.center, family.one_param_type,
-            family.y_follows_scale, _config.kernel_threads(n_threads, op.op_type),
-            want_stats and "mean" in family.stats, want_stats)
-        if result is not None:
-            if not full_output:
-                return result[0]
-            y, mean, inv = result
-            return (y, mean, inv) if family.center else (y, inv) if family.stats else (y,)
+    result = _isa.kernels.row_normalize_named(op, family.flags, X, scale, bias, axis, epsilon, stash_type,
+                                              keep_dims, opset, mode, n_threads, full_output)
+    if result is not None:
+        return result
+    return _validated(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims, opset, mode, n_threads,
+                      full_output)
+
+
+def _validated(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims, opset, mode, n_threads,
+               full_output):
     attributes = {"axis": axis, "epsilon": epsilon, "stash_type": stash_type}
     if op is SIMPLIFIED_LAYER_NORMALIZATION:
         attributes["keep_dims"] = keep_dims
@@ -242,8 +237,10 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-05, stash_type=
     statistics are float32, shaped like X with the normalised dimensions
     set to 1).
     """
-    return _call(LAYER_NORMALIZATION, _LN, X, Scale, B, axis, epsilon, stash_type, 1,
-                 opset, mode, n_threads, full_output)
+    y = _isa.kernels.row_normalize_named(LAYER_NORMALIZATION, _LN.flags, X, Scale, B, axis, epsilon, stash_type, 1,
+                                         opset, mode, n_threads, full_output)
+    return _validated(LAYER_NORMALIZATION, _LN, X, Scale, B, axis, epsilon, stash_type, 1,
+                      opset, mode, n_threads, full_output) if y is None else y
 
 
 def rms_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_type=1,
@@ -252,8 +249,10 @@ def rms_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_type=1,
 
     Y has the dtype of ``scale``. Returns Y, or ``(Y,)`` with ``full_output=True``.
     """
-    return _call(RMS_NORMALIZATION, _RMS, X, scale, None, axis, epsilon, stash_type, 1,
-                 opset, mode, n_threads, full_output)
+    y = _isa.kernels.row_normalize_named(RMS_NORMALIZATION, _RMS.flags, X, scale, None, axis, epsilon, stash_type, 1,
+                                         opset, mode, n_threads, full_output)
+    return _validated(RMS_NORMALIZATION, _RMS, X, scale, None, axis, epsilon, stash_type, 1,
+                      opset, mode, n_threads, full_output) if y is None else y
 
 
 def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_type=1, keep_dims=1,
@@ -263,5 +262,7 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_ty
     RMS normalisation with Y in the dtype of ``scale``. Returns Y, or
     ``(Y, inv_std_var)`` with ``full_output=True`` (inv_std_var is float32).
     """
-    return _call(SIMPLIFIED_LAYER_NORMALIZATION, _SLN, X, scale, None, axis, epsilon, stash_type,
-                 keep_dims, opset, mode, n_threads, full_output)
+    y = _isa.kernels.row_normalize_named(SIMPLIFIED_LAYER_NORMALIZATION, _SLN.flags, X, scale, None, axis, epsilon,
+                                         stash_type, keep_dims, opset, mode, n_threads, full_output)
+    return _validated(SIMPLIFIED_LAYER_NORMALIZATION, _SLN, X, scale, None, axis, epsilon, stash_type,
+                      keep_dims, opset, mode, n_threads, full_output) if y is None else y

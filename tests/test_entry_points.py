@@ -358,3 +358,34 @@ def test_named_route_in_c_declines_to_the_validated_path(name):
             f(x, **kwargs)
         assert str(info.value).startswith(op_type) and message in str(info.value), (kwargs, str(info.value))
     assert _bits(x) == _bits(kept)  # the input is untouched
+
+
+OTHER_NAMED = {"layer_normalization": ("LayerNormalization", ""), "rms_normalization": ("RMSNormalization", ""),
+               "simplified_layer_normalization": ("SimplifiedLayerNormalization", ""), "gelu": ("Gelu", ""),
+               "bias_gelu": ("BiasGelu", "com.microsoft"), "lp_normalization": ("LpNormalization", ""),
+               "mean_variance_normalization": ("MeanVarianceNormalization", "")}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_NAMED))
+def test_named_routes_in_c_of_the_other_families(name):
+    f = getattr(normops.ops, name)
+    op_type, domain = OTHER_NAMED[name]
+    x = _x((2, 3, 8))
+    kept = x.copy()
+    extra = {"layer_normalization": (_x((8,)), _x((8,))), "rms_normalization": (_x((8,)),),
+             "simplified_layer_normalization": (_x((8,)),), "bias_gelu": (_x((8,)),)}.get(name, ())
+    trailing = {"lp_normalization": dict(axis=-1), "mean_variance_normalization": dict(axes=(1, 2))}.get(name, {})
+    settings = dict(mode="exact", n_threads=1)
+    want = f(x, *extra, **trailing, **settings)
+    # what the route in C declines goes the validated way, to the same bits
+    for other in (np.asfortranarray(x), x.astype(">f4")):
+        assert _bits(f(other, *extra, **trailing, **settings).astype(want.dtype)) == _bits(want)
+    version = _registry.lookup(op_type, domain).versions[-1]
+    for kwargs in (dict(n_threads=np.int64(1)), dict(mode=np.str_("exact")), dict(opset=np.int64(version))):
+        assert _bits(f(x, *extra, **trailing, **dict(settings, **kwargs))) == _bits(want)
+    # and what it refuses is refused with the operator's name
+    for kwargs in (dict(mode="slow"), dict(n_threads=0), dict(opset=1.5)):
+        with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
+            f(x, *extra, **trailing, **kwargs)
+        assert str(info.value).startswith(op_type)
+    assert _bits(x) == _bits(kept)

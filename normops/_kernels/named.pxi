@@ -154,3 +154,38 @@ def gelu_named(object op, object x, object b, bint tanh, object opset, object mo
     if cnp.PyArray_SIZE(a):
         gelu_flat(a, b, y, tanh, <bint>settings[1], <int>settings[0])
     return y
+
+
+# stash_type values whose statistics are float32 (the kernels' own)
+FLOAT32_STASH_TYPES = frozenset((1, 10, 11, 16))
+
+
+def row_normalize_named(object op, tuple family, object X, object scale, object bias, object axis, object epsilon,
+                        object stash_type, object keep_dims, object opset, object mode, object n_threads,
+                        bint full_output):
+    """normops.ops.layer_normalization, rms_normalization and
+    simplified_layer_normalization: family is the operator's (center,
+    one_param_type, y_follows_scale, statistics) with statistics 2 (Mean
+    and InvStdDev), 1 (InvStdDev) or 0. The output, or with full_output
+    the tuple of every output the node defines; or None (row_normalize_nd
+    takes only what needs no conversion)."""
+    cdef int statistics = family[3]
+    if CONFIG is None:
+        route_setup()
+    if named_version(op, opset) is None:
+        return None
+    if not (type(stash_type) is int and stash_type in FLOAT32_STASH_TYPES):
+        return None
+    if not (type(keep_dims) is int and keep_dims == 1):
+        return None
+    cdef object settings = named_settings(mode, n_threads)
+    if settings is None:
+        return None
+    cdef bint stats = full_output and statistics > 0
+    result = row_normalize_nd(X, scale, bias, axis, epsilon, family[0], family[1], family[2], <int>settings[0],
+                              stats and statistics == 2, stats)
+    if result is None or not full_output:
+        return result if result is None else (<tuple>result)[0]
+    if statistics == 2:
+        return result
+    return ((<tuple>result)[0], (<tuple>result)[2]) if statistics == 1 else ((<tuple>result)[0],)

@@ -183,8 +183,9 @@ cdef inline bint covers_suffix(cnp.ndarray p, cnp.ndarray x, int axis, Py_ssize_
     return True
 
 
-def row_normalize_nd(X, scale, bias, axis, epsilon, bint center, bint one_type,
-                     bint y_follows_scale, int n_threads, bint want_mean, bint want_inv):
+cpdef object row_normalize_nd(object X, object scale, object bias, object axis, object epsilon, bint center,
+                              bint one_type, bint y_follows_scale, int n_threads, bint want_mean,
+                              bint want_inv):
     """The common call, validated and run without leaving C.
 
     Takes only what needs no conversion: float32, float64 or float16

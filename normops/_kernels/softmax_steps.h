@@ -563,8 +563,9 @@ static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t
  * recomputed) or fast; the lanes past a tail are loaded as 0 (never hard) */
 NORMOPS_ALWAYS_INLINE __m512 normops_sigmoid16(__m512 x, int fast) {
     const __m512 one = _mm512_set1_ps(1.0f);
-    __m512 d = _mm512_sub_ps(_mm512_setzero_ps(), x);  /* -x, but +0 for x = +0: exp gives 1 either way */
-    __m512 e = fast ? normops_exp32_fast16(d) : normops_exp32_exact16(d, 0);
+    /* exact: exp32(-x) without forming -x (one operation fewer) */
+    __m512 e = fast ? normops_exp32_fast16(_mm512_sub_ps(_mm512_setzero_ps(), x))
+        : normops_exp32_exact16_of(x, NORMOPS_EXP_ANY, 1);
     return _mm512_div_ps(one, _mm512_add_ps(one, e));
 }
 #endif

@@ -527,16 +527,25 @@ NORMOPS_ALWAYS_INLINE __m512 normops_cvt2pd_ps(__m512d lo, __m512d hi) {
 #define NORMOPS_EXP_BELOW_89 1
 #define NORMOPS_EXP_NORMAL 2
 #define NORMOPS_EXPF32_TINY (-87.3f)
-NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, int range) {
+/* exp32(-v) instead of exp32(v) when negated (Sigmoid's e^-x; range
+ * NORMOPS_EXP_ANY): -v is never formed, the signs go into the constants
+ * and the comparisons (t = -v/ln2 + SHIFT, rh = -v - kd LN2_HI, each the
+ * same rounding of the same value; the clamp at 89 becomes one at -89, and
+ * a NaN stays NaN); a zero's sign does not matter (e^0 = 1 either way). */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16_of(__m512 v, __mmask16* hard, int range, int negated) {
     const __m512 shift = _mm512_set1_ps(NORMOPS_EXPF32_SHIFT);
-    __m512 c = range != NORMOPS_EXP_ANY ? v : _mm512_min_ps(_mm512_set1_ps(89.0f), v);  /* min keeps a NaN */
+    __m512 c = range != NORMOPS_EXP_ANY ? v  /* min and max keep a NaN (their second operand) */
+        : negated ? _mm512_max_ps(_mm512_set1_ps(-89.0f), v) : _mm512_min_ps(_mm512_set1_ps(89.0f), v);
     __mmask16 live = range == NORMOPS_EXP_NORMAL ? (__mmask16)0xFFFF
+        : negated ? _mm512_cmp_ps_mask(c, _mm512_set1_ps(104.0f), _CMP_NGE_UQ)  /* -c > -104 or NaN */
         : _mm512_cmp_ps_mask(c, _mm512_set1_ps(-104.0f), _CMP_NLE_UQ);  /* > -104 or NaN */
     __mmask16 tiny = range == NORMOPS_EXP_NORMAL ? (__mmask16)0
+        : negated ? _mm512_mask_cmp_ps_mask(live, c, _mm512_set1_ps(-NORMOPS_EXPF32_TINY), _CMP_GT_OQ)
         : _mm512_mask_cmp_ps_mask(live, c, _mm512_set1_ps(NORMOPS_EXPF32_TINY), _CMP_LT_OQ);
-    __m512 t = _mm512_fmadd_ps(c, _mm512_set1_ps(NORMOPS_EXPF32_INVLN2), shift);
+    __m512 t = _mm512_fmadd_ps(c, _mm512_set1_ps(negated ? -NORMOPS_EXPF32_INVLN2 : NORMOPS_EXPF32_INVLN2), shift);
     __m512 kd = _mm512_sub_ps(t, shift);
-    __m512 rh = _mm512_fnmadd_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_LN2_HI), c);
+    __m512 rh = negated ? _mm512_fnmsub_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_LN2_HI), c)
+        : _mm512_fnmadd_ps(kd, _mm512_set1_ps(NORMOPS_EXPF32_LN2_HI), c);
     __m512i j = _mm512_castps_si512(t);
     __m512 point = _mm512_permutex2var_ps(_mm512_load_ps(normops_expf32_point), j,
                                           _mm512_load_ps(normops_expf32_point + 16));
@@ -556,19 +565,28 @@ NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, in
     return range == NORMOPS_EXP_NORMAL ? _mm512_scalef_ps(y2, kd) : _mm512_maskz_scalef_ps(live, y2, kd);
 }
 
-/* exp32 of 16 lanes in a register: the quick path, then the careful path
- * on its flagged lanes (for loops that keep the results in registers) */
-NORMOPS_ALWAYS_INLINE __m512 normops_exp32_exact16(__m512 v, int range) {
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_quick16(__m512 v, __mmask16* hard, int range) {
+    return normops_exp32_quick16_of(v, hard, range, 0);
+}
+
+/* exp32 of 16 lanes in a register (of their negations when negated, see
+ * normops_exp32_quick16_of): the quick path, then the careful path on its
+ * flagged lanes (for loops that keep the results in registers) */
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_exact16_of(__m512 v, int range, int negated) {
     __mmask16 hard;
-    __m512 y = normops_exp32_quick16(v, &hard, range);
+    __m512 y = normops_exp32_quick16_of(v, &hard, range, negated);
     if (__builtin_expect(hard != 0, 0)) {
         float d[16], e[16];
-        _mm512_storeu_ps(d, v);
+        _mm512_storeu_ps(d, negated ? _mm512_sub_ps(_mm512_setzero_ps(), v) : v);
         _mm512_storeu_ps(e, y);
         normops_exp32_careful(d, e, hard);
         y = _mm512_loadu_ps(e);
     }
     return y;
+}
+
+NORMOPS_ALWAYS_INLINE __m512 normops_exp32_exact16(__m512 v, int range) {
+    return normops_exp32_exact16_of(v, range, 0);
 }
 
 /* y[i] = exp32(x[i] - shift), the difference rounded to float32 first (the
