@@ -110,6 +110,11 @@ def test_a_reused_block_never_shows_through():
         lambda a, **k: normops.ops.sigmoid(a, **k),
         lambda a, **k: normops.ops.cum_sum(a, np.int64(1), **k),
         lambda a, **k: normops.run("Softmax", [a], {"axis": 0}, **k)[0],
+        # the row and channel normalisations' Y (float32 statistics stay NumPy's)
+        lambda a, **k: normops.ops.layer_normalization(a, np.full(a.shape[-1], 0.75, a.dtype), **k),
+        lambda a, **k: normops.ops.rms_normalization(a, np.full(a.shape[-1], 0.75, a.dtype), **k),
+        lambda a, **k: normops.ops.instance_normalization(a.reshape(8, 128, -1), np.ones(128, a.dtype),
+                                                          np.zeros(128, a.dtype), **k),
     ]
     for level in isa.available_levels():
         with isa.use(level):

@@ -25,7 +25,12 @@ cdef cnp.ndarray placed_like(cnp.ndarray x):
     """A new C-contiguous array of x's shape and dtype for a kernel that
     reads x and writes it in step; an ordinary ndarray that owns its data
     (NumPy frees it through the handler it was made with)."""
-    cdef int typenum = cnp.PyArray_TYPE(x)
+    return placed_empty(x, cnp.PyArray_TYPE(x))
+
+
+cdef cnp.ndarray placed_empty(cnp.ndarray x, int typenum):
+    """placed_like with the dtype ``typenum`` (LayerNormalization's Y may
+    have Scale's dtype); placed when x is large enough."""
     if cnp.PyArray_NBYTES(x) < PLACE_FROM_BYTES:
         return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), typenum, 0)
     normops_set_place_hint(<size_t>cnp.PyArray_DATA(x) + PLACE_AFTER_INPUT)

@@ -225,7 +225,7 @@ cpdef object row_normalize_nd(object X, object scale, object bias, object axis, 
     cdef cnp.npy_intp stat_dims[32]
     for i in range(nd):
         stat_dims[i] = cnp.PyArray_DIM(x, i) if i < ax else 1
-    cdef cnp.ndarray y = cnp.PyArray_EMPTY(nd, cnp.PyArray_DIMS(x), storage_typenum(ys), 0)
+    cdef cnp.ndarray y = placed_empty(x, storage_typenum(ys))  # large ones reuse kept blocks (placed_alloc.h)
     cdef object mean = None, inv = None
     if want_mean:
         mean = cnp.PyArray_EMPTY(nd, stat_dims, cnp.NPY_FLOAT32, 0)
@@ -277,7 +277,7 @@ def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_
         if fast_storage(a) != xs or cnp.PyArray_NDIM(<cnp.ndarray>a) != 1 \
                 or cnp.PyArray_DIM(<cnp.ndarray>a, 0) != nparams:
             return None
-    cdef cnp.ndarray y = cnp.PyArray_EMPTY(nd, cnp.PyArray_DIMS(x), storage_typenum(<Storage>xs), 0)
+    cdef cnp.ndarray y = placed_empty(x, storage_typenum(<Storage>xs))
     cdef cnp.npy_intp nc = C
     if momentum is not None:
         if not batch or type(momentum) is not float or N * C * S == 0:
