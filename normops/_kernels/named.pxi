@@ -1,6 +1,8 @@
-# The named functions' route in C: normops.ops.softmax, log_softmax,
-# hardmax and sigmoid (and normops.run, sessions and the SciPy-style
-# functions through them) reach the kernels here without a Python frame
+# The named functions' route in C: normops.ops' Softmax family, Sigmoid,
+# Gelu and BiasGelu, LpNormalization and MeanVarianceNormalization, and
+# the LayerNormalization family (and normops.run, sessions and the
+# SciPy-style functions through some of them; call_settings, route.pxi,
+# settles mode and threads) reach the kernels here without a Python frame
 # between the public function and the kernel, because on small inputs those
 # frames are most of the call. Anything this route does not take returns
 # None, and the caller's validated path takes the call: the only place
@@ -53,13 +55,6 @@ cdef object named_version(object op, object opset):
     return (<dict>op._version_cache).get(opset)
 
 
-cdef object named_settings(object mode, object n_threads):
-    if (type(mode) is str and (mode == "exact" or mode == "fast") and type(n_threads) is int
-            and 0 < n_threads <= ROUTE_MAX_THREADS):
-        return n_threads, mode == "fast"  # both given, valid by type: nothing to look up
-    return call_settings(mode, n_threads)
-
-
 def softmax_named(object op, object x, object axis, object opset, object mode, object n_threads, int kind):
     """normops.ops.softmax / log_softmax / hardmax (op: the OpDef, kind as
     in softmax_direct), axis None standing for the opset's default (1 up to
@@ -73,7 +68,7 @@ def softmax_named(object op, object x, object axis, object opset, object mode, o
         return None
     if axis is None:
         axis = 1 if version < 13 else -1
-    cdef object settings = named_settings(mode, n_threads)
+    cdef object settings = call_settings(mode, n_threads)
     if settings is None:
         return None
     return softmax_direct(x, axis, version, kind, <bint>settings[1], <int>settings[0])
@@ -83,17 +78,10 @@ def sigmoid_direct(object x, bint fast, int n_threads):
     """ONNX Sigmoid of x, the thread count and flavour settled, when x is a
     non-empty, aligned, native, C-contiguous float32 or float64 ndarray (or
     float16, where the build converts it itself); else None."""
-    if type(x) is not cnp.ndarray:
+    if fast_storage(x) < 0 or cnp.PyArray_SIZE(<cnp.ndarray>x) == 0:
         return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int t = cnp.PyArray_TYPE(a)
-    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64 and not (t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16))
-            or cnp.PyArray_SIZE(a) == 0 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
-            or not cnp.PyArray_ISNOTSWAPPED(a)):
-        return None
-    cdef cnp.ndarray y = placed_like(a) if t != cnp.NPY_FLOAT16 else cnp.PyArray_EMPTY(
-        cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
-    sigmoid_flat(a, y, fast, n_threads)
+    cdef cnp.ndarray y = kernel_output_like(<cnp.ndarray>x)
+    sigmoid_flat(x, y, fast, n_threads)
     return y
 
 
@@ -103,7 +91,7 @@ def sigmoid_named(object op, object x, object opset, object mode, object n_threa
         route_setup()
     if type(x) is not cnp.ndarray or named_version(op, opset) is None:
         return None
-    cdef object settings = named_settings(mode, n_threads)
+    cdef object settings = call_settings(mode, n_threads)
     if settings is None:
         return None
     return sigmoid_direct(x, <bint>settings[1], <int>settings[0])
@@ -124,7 +112,7 @@ def row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object
     cdef Py_ssize_t size = cnp.PyArray_SIZE(a)
     if not is_plain_float(a) or size == 0 or not 1 <= cols_axes <= ndim:
         return None
-    cdef object settings = named_settings(mode, n_threads)
+    cdef object settings = call_settings(mode, n_threads)
     if settings is None:
         return None
     cdef Py_ssize_t cols = dims_product(a, ndim - <int>cols_axes, ndim)
@@ -147,7 +135,7 @@ def gelu_named(object op, object x, object b, bint tanh, object opset, object mo
                               and cnp.PyArray_NDIM(<cnp.ndarray>b) == 1 and ndim >= 1
                               and cnp.PyArray_DIM(<cnp.ndarray>b, 0) == cnp.PyArray_DIM(a, ndim - 1)):
         return None
-    cdef object settings = named_settings(mode, n_threads)
+    cdef object settings = call_settings(mode, n_threads)
     if settings is None:
         return None
     cdef cnp.ndarray y = placed_like(a)
@@ -178,7 +166,7 @@ def row_normalize_named(object op, tuple family, object X, object scale, object 
         return None
     if not (type(keep_dims) is int and keep_dims == 1):
         return None
-    cdef object settings = named_settings(mode, n_threads)
+    cdef object settings = call_settings(mode, n_threads)
     if settings is None:
         return None
     cdef bint stats = full_output and statistics > 0

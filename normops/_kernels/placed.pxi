@@ -41,16 +41,20 @@ cdef cnp.ndarray placed_empty(cnp.ndarray x, int typenum):
         cnp.PyDataMem_SetHandler(old)
 
 
-def empty_placed(x):
-    """A new array like x (C order, its shape and dtype), placed for a
-    kernel reading x (float32/float64 x; other arrays get np.empty's)."""
-    if type(x) is not cnp.ndarray:
-        raise TypeError("kernel argument 'x' must be an ndarray")
-    cdef cnp.ndarray a = <cnp.ndarray>x
+cdef cnp.ndarray kernel_output_like(cnp.ndarray a):
+    """A new array like a (C order, its shape and dtype), placed for a
+    kernel reading a (float32/float64 a; other arrays get np.empty's)."""
     cdef int t = cnp.PyArray_TYPE(a)
     if t == cnp.NPY_FLOAT32 or t == cnp.NPY_FLOAT64:
         return placed_like(a)
     return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
+
+
+def empty_placed(x):
+    """kernel_output_like from Python."""
+    if type(x) is not cnp.ndarray:
+        raise TypeError("kernel argument 'x' must be an ndarray")
+    return kernel_output_like(<cnp.ndarray>x)
 
 
 def set_place_from_bytes(Py_ssize_t nbytes):

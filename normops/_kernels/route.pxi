@@ -152,7 +152,7 @@ def direct_settings(object mode, object n_threads):
 def run_direct(object op, object inputs, object attributes, object opset, object mode, object n_threads):
     """All the outputs of ``op`` on this call by its kept direct function,
     or None when OpDef.run's validated path must take the call."""
-    cdef object version, direct, outputs, fast
+    cdef object version, direct, outputs, settings
     cdef Py_ssize_t i, n_outputs, n_given
     if CONFIG is None:
         route_setup()
@@ -179,16 +179,10 @@ def run_direct(object op, object inputs, object attributes, object opset, object
     direct = find_direct(op._directs, version, attributes)
     if direct is None or direct is ROUTE_UNSEEN:
         return None
-    if (type(mode) is str and (mode == "exact" or mode == "fast") and type(n_threads) is int
-            and 0 < n_threads <= ROUTE_MAX_THREADS):
-        # both settings given and valid by type (the benchmark's and a
-        # session's call): nothing to resolve (call_settings' last case)
-        outputs = direct(ISA_MODULE, n_threads, mode == "fast", *inputs)
-    else:
-        settings = call_settings(mode, n_threads)
-        if settings is None:
-            return None
-        outputs = direct(ISA_MODULE, settings[0], settings[1], *inputs)
+    settings = call_settings(mode, n_threads)
+    if settings is None:
+        return None
+    outputs = direct(ISA_MODULE, settings[0], settings[1], *inputs)
     if outputs is None:
         return None
     n_outputs = op._n_outputs
