@@ -102,21 +102,10 @@ def _plain_flags(exclusive, reverse):
     return type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1
 
 
-def _try_direct(op, x, axis, exclusive, reverse, opset, mode, n_threads, full_output):
-    """The direct route of the named functions (the kernels' ``cum_direct``:
-    a plain float32/float64 x and an axis of the usual types); None when it
-    does not apply, and the general path then checks and computes it."""
-    if opset is None and full_output is False and axis is not None and _plain_flags(exclusive, reverse):
-        settings = _isa.kernels.direct_settings(mode, n_threads)
-        if settings is not None:
-            return _isa.kernels.cum_direct(x, axis, exclusive, reverse, op is CUM_PROD, settings[0])
-    return None
-
-
 def _run_fast(op, inputs, attributes, version, mode, n_threads):
     """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    y = _try_direct(op, inputs[0], inputs[1], attributes["exclusive"], attributes["reverse"], None, mode, n_threads,
-                    False)
+    y = _isa.kernels.cum_named(inputs[0], inputs[1], attributes["exclusive"], attributes["reverse"], op is CUM_PROD,
+                               None, mode, n_threads)
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
 
@@ -145,7 +134,7 @@ def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads
     """ONNX CumSum (opsets 11, 14): the cumulative sum of ``x`` along
     ``axis`` (an int32/int64 0-d tensor, or a Python int), sequential in the
     direction of accumulation. Both flavours give the same bits."""
-    y = _try_direct(CUM_SUM, x, axis, exclusive, reverse, opset, mode, n_threads, full_output)
+    y = None if full_output else _isa.kernels.cum_named(x, axis, exclusive, reverse, False, opset, mode, n_threads)
     if y is not None:
         return y
     outputs = CUM_SUM.call((x, axis), {"exclusive": exclusive, "reverse": reverse},
@@ -164,7 +153,7 @@ def cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_thread
     ``axis`` (an int32/int64 0-d tensor, or a Python int), sequential in the
     direction of accumulation; an exclusive product starts with 1. Integers
     wrap around. Both flavours give the same bits."""
-    y = _try_direct(CUM_PROD, x, axis, exclusive, reverse, opset, mode, n_threads, full_output)
+    y = None if full_output else _isa.kernels.cum_named(x, axis, exclusive, reverse, True, opset, mode, n_threads)
     if y is not None:
         return y
     outputs = CUM_PROD.call((x, axis), {"exclusive": exclusive, "reverse": reverse},

@@ -116,8 +116,7 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
             k = _trailing(attributes["axes"], X.ndim)
             y = _direct(op, X, k, _DIVIDE_BY_STD, version, mode, n_threads) if k else None
         else:
-            kind = _lp_kind(X, attributes["axis"], attributes["p"])
-            y = _direct(op, X, 1, kind, version, mode, n_threads) if kind is not None else None
+            y = _isa.kernels.lp_named(op, X, attributes["axis"], attributes["p"], version, mode, n_threads)
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
 
@@ -153,14 +152,6 @@ def _trailing(axes, ndim):
     return k if seen == set(range(ndim - k, ndim)) else 0
 
 
-def _lp_kind(x, axis, p):
-    """The row kind of an LpNormalization along the last axis whose
-    arguments pass by type alone (None: the full path)."""
-    if type(axis) is int and (axis == -1 or axis == x.ndim - 1) and type(p) is int and (p == 1 or p == 2):
-        return _DIVIDE_BY_L1 if p == 1 else _DIVIDE_BY_L2
-    return None
-
-
 def _named(op, X, attributes, opset, mode, n_threads, full_output):
     outputs = op.call((X,), attributes, opset, mode, n_threads, full_output)
     return tuple(outputs) if full_output else outputs[0]
@@ -188,9 +179,7 @@ def lp_normalization(input, *, axis=-1, p=2, opset=None, mode=None, n_threads=No
     squares (p=2); a slice whose norm is 0 gives zeros (as ONNX Runtime).
     Returns the output, or ``(output,)`` with ``full_output=True``.
     """
-    if not full_output and type(input) is np.ndarray and input.ndim >= 1:
-        kind = _lp_kind(input, axis, p)
-        y = _direct(LP_NORMALIZATION, input, 1, kind, opset, mode, n_threads) if kind is not None else None
-        if y is not None:
-            return y
+    y = None if full_output else _isa.kernels.lp_named(LP_NORMALIZATION, input, axis, p, opset, mode, n_threads)
+    if y is not None:
+        return y
     return _named(LP_NORMALIZATION, input, {"axis": axis, "p": p}, opset, mode, n_threads, full_output)

@@ -205,17 +205,24 @@ def _python_progress_inside_calls(call):
     return sum(int(((stamps > a + 0.1 * (b - a)) & (stamps < b - 0.1 * (b - a))).sum()) for a, b in spans)
 
 
-@pytest.mark.parametrize("name", ["layer_normalization", "softmax", "sigmoid", "exp32", "control"])
+@pytest.mark.parametrize("name", ["layer_normalization", "softmax", "sigmoid", "exp32", "gelu", "lp_normalization",
+                                  "reduce_sum", "cum_sum", "arg_max", "control"])
 def test_kernels_release_the_gil(name):
     """The main thread keeps running Python code while another thread is
-    inside a kernel call; a C call that keeps the GIL (the control) lets
-    it run never."""
+    inside a kernel call on a large array (calls on fewer than 500 elements
+    keep the GIL, as NumPy's loops do); a C call that keeps the GIL (the
+    control) lets it run never."""
     x = np.random.default_rng(5).standard_normal((2048, 2048), dtype=np.float32)
     calls = {
         "layer_normalization": lambda: normops.layer_normalization(x, np.ones(2048, np.float32), n_threads=1),
         "softmax": lambda: normops.softmax(x, axis=-1, n_threads=1),
         "sigmoid": lambda: normops.sigmoid(x, n_threads=1),
         "exp32": lambda: normops.exp32(x, n_threads=1),
+        "gelu": lambda: normops.ops.gelu(x, n_threads=1),
+        "lp_normalization": lambda: normops.ops.lp_normalization(x, n_threads=1),
+        "reduce_sum": lambda: normops.ops.reduce_sum(x, np.array([1]), n_threads=1),
+        "cum_sum": lambda: normops.ops.cum_sum(x, 1, n_threads=1),
+        "arg_max": lambda: normops.ops.arg_max(x, axis=1, n_threads=1),
         "control": lambda: sum(range(1_000_000)),
     }
     inside = _python_progress_inside_calls(calls[name])

@@ -389,3 +389,36 @@ def test_named_routes_in_c_of_the_other_families(name):
             f(x, *extra, **trailing, **kwargs)
         assert str(info.value).startswith(op_type)
     assert _bits(x) == _bits(kept)
+
+
+def test_lp_and_cumulative_routes_in_c_decline_to_the_validated_path():
+    x = _x((2, 3, 8))
+    kept = x.copy()
+    settings = dict(mode="exact", n_threads=1)
+    # LpNormalization: the route in C takes the last axis with p 1 or 2 as ints
+    for p in (1, 2):
+        want = normops.reference.run("LpNormalization", [x], {"axis": -1, "p": p})[0]
+        for kwargs in (dict(axis=-1), dict(axis=2), dict(axis=np.int64(-1)), dict(axis=2, p=np.int32(p))):
+            got = normops.ops.lp_normalization(x, **dict(dict(p=p), **kwargs), **settings)
+            assert _bits(got) == _bits(want), (p, kwargs)
+        assert _bits(normops.ops.lp_normalization(x.astype(">f4"), axis=-1, p=p, **settings)) == _bits(want)
+    for kwargs, message in ((dict(p=3), "'p'"), (dict(axis=3), "'axis'"), (dict(axis=True), "'axis'"),
+                            (dict(p=2.0), "'p'")):
+        with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
+            normops.ops.lp_normalization(x, **kwargs)
+        assert str(info.value).startswith("LpNormalization") and message in str(info.value), kwargs
+    # CumSum / CumProd: the route in C takes the flags as the ints 0 and 1
+    for name, op_type in (("cum_sum", "CumSum"), ("cum_prod", "CumProd")):
+        f = getattr(normops.ops, name)
+        for exclusive, reverse in ((0, 0), (1, 0), (0, 1), (1, 1)):
+            want = normops.reference.run(op_type, [x, np.array(1)], {"exclusive": exclusive, "reverse": reverse})[0]
+            for axis in (1, np.int64(1), np.array(1), -2):
+                got = f(x, axis, exclusive=exclusive, reverse=reverse, **settings)
+                assert _bits(got) == _bits(want), (name, exclusive, reverse, axis)
+            got = f(x, 1, exclusive=np.int64(exclusive), reverse=np.int32(reverse), **settings)
+            assert _bits(got) == _bits(want)
+        with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
+            f(x, 1, exclusive=2)
+        assert str(info.value).startswith(op_type) and "exclusive" in str(info.value)
+    assert _bits(normops.ops.cum_sum(x, 1, opset=11, **settings)) == _bits(np.cumsum(x, axis=1, dtype=np.float32))
+    assert _bits(x) == _bits(kept)

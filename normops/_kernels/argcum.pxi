@@ -769,16 +769,17 @@ def arg_direct(x, axis, bint keepdims, bint is_min, bint last, bint find_nan, in
         scratch = malloc(blocks * (24 if inner <= 1 else max(24, 12 * outer * inner)))
         if scratch == NULL:
             raise MemoryError()
-    with nogil:
-        if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32:
-            arg_run(<const float*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
-        else:
-            arg_run(<const double*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
+    cdef PyThreadState* saved = gil_release(outer * n * inner)
+    if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32:
+        arg_run(<const float*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
+    else:
+        arg_run(<const double*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
+    gil_restore(saved)
     free(scratch)
     return scalar_or_array(out, scalar)
 
 
-def cum_direct(x, axis, bint exclusive, bint reverse, bint multiply, int n_threads):
+cpdef object cum_direct(object x, object axis, bint exclusive, bint reverse, bint multiply, int n_threads):
     """CumSum (CumProd when multiply) of a plain, non-empty x of rank >= 1
     along ``axis``: a Python int, a 0-d or one-element int32/int64 ndarray
     (ONNX's input), or None (the flattened array, as NumPy's cumsum)."""
@@ -824,9 +825,10 @@ def cum_direct(x, axis, bint exclusive, bint reverse, bint multiply, int n_threa
     cdef void* px = cnp.PyArray_DATA(a)
     cdef void* py = cnp.PyArray_DATA(y)
     cdef int code = 0 if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32 else 1
-    with nogil:
-        if multiply:
-            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumMul*>NULL)
-        else:
-            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
+    cdef PyThreadState* saved = gil_release(outer * n * inner)
+    if multiply:
+        cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumMul*>NULL)
+    else:
+        cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
+    gil_restore(saved)
     return y

@@ -116,6 +116,7 @@ cpdef object gelu_flat(object x, object b, object y, bint tanh, bint fast, int n
     cdef const char* px = <const char*>cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef const char* pb = <const char*>data_or_null(b)
     cdef char* py = <char*>cnp.PyArray_DATA(<cnp.ndarray>y)
-    with nogil:
-        elementwise_chunks(EW_GELU32 if t == cnp.NPY_FLOAT32 else EW_GELU64, px, pb, cols, py, n,
-                           4 if t == cnp.NPY_FLOAT32 else 8, 1 if tanh else 0, fast, n_threads)
+    cdef PyThreadState* saved = gil_release(n)
+    elementwise_chunks(EW_GELU32 if t == cnp.NPY_FLOAT32 else EW_GELU64, px, pb, cols, py, n,
+                       4 if t == cnp.NPY_FLOAT32 else 8, 1 if tanh else 0, fast, n_threads)
+    gil_restore(saved)

@@ -1,7 +1,7 @@
 # The named functions' route in C: normops.ops' Softmax family, Sigmoid,
 # Gelu and BiasGelu, LpNormalization and MeanVarianceNormalization, and
 # the LayerNormalization family (and normops.run, sessions and the
-# SciPy-style functions through some of them; call_settings, route.pxi,
+# SciPy-style functions through some of them; settle_call, route.pxi,
 # settles mode and threads) reach the kernels here without a Python frame
 # between the public function and the kernel, because on small inputs those
 # frames are most of the call. Anything this route does not take returns
@@ -18,7 +18,7 @@ cdef inline Py_ssize_t dims_product(cnp.ndarray x, int first, int last):
     return p
 
 
-def softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
+cpdef object softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
     """ONNX Softmax (kind 0), LogSoftmax (1) or Hardmax (2) of this opset
     ``version`` along ``axis`` of x, the thread count and flavour settled:
     rows that are contiguous as the opset lays them out (the last axis at
@@ -68,13 +68,13 @@ def softmax_named(object op, object x, object axis, object opset, object mode, o
         return None
     if axis is None:
         axis = 1 if version < 13 else -1
-    cdef object settings = call_settings(mode, n_threads)
-    if settings is None:
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return softmax_direct(x, axis, version, kind, <bint>settings[1], <int>settings[0])
+    return softmax_direct(x, axis, version, kind, settings.fast, settings.threads)
 
 
-def sigmoid_direct(object x, bint fast, int n_threads):
+cpdef object sigmoid_direct(object x, bint fast, int n_threads):
     """ONNX Sigmoid of x, the thread count and flavour settled, when x is a
     non-empty, aligned, native, C-contiguous float32 or float64 ndarray (or
     float16, where the build converts it itself); else None."""
@@ -91,14 +91,14 @@ def sigmoid_named(object op, object x, object opset, object mode, object n_threa
         route_setup()
     if type(x) is not cnp.ndarray or named_version(op, opset) is None:
         return None
-    cdef object settings = call_settings(mode, n_threads)
-    if settings is None:
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return sigmoid_direct(x, <bint>settings[1], <int>settings[0])
+    return sigmoid_direct(x, settings.fast, settings.threads)
 
 
-def row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object opset, object mode,
-                     object n_threads):
+cpdef object row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object opset, object mode,
+                              object n_threads):
     """normops.ops.mean_variance_normalization / lp_normalization (kind as
     in row_divide) over the last ``cols_axes`` axes of x, the attributes
     already checked by the caller: the output, when x is a non-empty,
@@ -112,13 +112,42 @@ def row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object
     cdef Py_ssize_t size = cnp.PyArray_SIZE(a)
     if not is_plain_float(a) or size == 0 or not 1 <= cols_axes <= ndim:
         return None
-    cdef object settings = call_settings(mode, n_threads)
-    if settings is None:
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
         return None
     cdef Py_ssize_t cols = dims_product(a, ndim - <int>cols_axes, ndim)
     cdef cnp.ndarray y = placed_like(a)
-    row_divide(a, y, size // cols, cols, kind, <int>settings[0])
+    row_divide(a, y, size // cols, cols, kind, settings.threads)
     return y
+
+
+def lp_named(object op, object x, object axis, object p, object opset, object mode, object n_threads):
+    """normops.ops.lp_normalization (and run's, sessions'): the output when
+    axis is the last (-1 or ndim - 1) and p 1 or 2, both ints, and
+    row_divide_named takes x; else None."""
+    if type(x) is not cnp.ndarray or type(axis) is not int or type(p) is not int or not (p == 1 or p == 2):
+        return None
+    cdef int ndim = cnp.PyArray_NDIM(<cnp.ndarray>x)
+    if ndim < 1 or not (axis == -1 or axis == ndim - 1):
+        return None
+    return row_divide_named(op, x, 1, DIVIDE_BY_L1 if p == 1 else DIVIDE_BY_L2, opset, mode, n_threads)
+
+
+def cum_named(object x, object axis, object exclusive, object reverse, bint multiply, object opset, object mode,
+              object n_threads):
+    """normops.ops.cum_sum / cum_prod (multiply) at the latest opset (opset
+    None), and run's and sessions': the output when exclusive and reverse
+    are the ints 0 or 1 and cum_direct takes x and axis; else None."""
+    if CONFIG is None:
+        route_setup()
+    if opset is not None or axis is None:
+        return None
+    if not (type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1):
+        return None
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
+        return None
+    return cum_direct(x, axis, <bint>exclusive, <bint>reverse, multiply, settings.threads)
 
 
 def gelu_named(object op, object x, object b, bint tanh, object opset, object mode, object n_threads):
@@ -135,12 +164,12 @@ def gelu_named(object op, object x, object b, bint tanh, object opset, object mo
                               and cnp.PyArray_NDIM(<cnp.ndarray>b) == 1 and ndim >= 1
                               and cnp.PyArray_DIM(<cnp.ndarray>b, 0) == cnp.PyArray_DIM(a, ndim - 1)):
         return None
-    cdef object settings = call_settings(mode, n_threads)
-    if settings is None:
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
         return None
     cdef cnp.ndarray y = placed_like(a)
     if cnp.PyArray_SIZE(a):
-        gelu_flat(a, b, y, tanh, <bint>settings[1], <int>settings[0])
+        gelu_flat(a, b, y, tanh, settings.fast, settings.threads)
     return y
 
 
@@ -166,11 +195,11 @@ def row_normalize_named(object op, tuple family, object X, object scale, object 
         return None
     if not (type(keep_dims) is int and keep_dims == 1):
         return None
-    cdef object settings = call_settings(mode, n_threads)
-    if settings is None:
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
         return None
     cdef bint stats = full_output and statistics > 0
-    result = row_normalize_nd(X, scale, bias, axis, epsilon, family[0], family[1], family[2], <int>settings[0],
+    result = row_normalize_nd(X, scale, bias, axis, epsilon, family[0], family[1], family[2], settings.threads,
                               stats and statistics == 2, stats)
     if result is None or not full_output:
         return result if result is None else (<tuple>result)[0]

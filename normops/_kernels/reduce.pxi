@@ -356,6 +356,14 @@ cdef int reduce_finished(const real* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C
     return 0
 
 
+cdef int finish_reduction(int t, const void* px, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
+                          int finishing, void* po, int n_threads) except -1 nogil:
+    """reduce_finished on float32 (t NPY_FLOAT32) or float64 data."""
+    if t == cnp.NPY_FLOAT32:
+        return reduce_finished(<const float*>px, O, R, C, op, finishing, <float*>po, n_threads)
+    return reduce_finished(<const double*>px, O, R, C, op, finishing, <double*>po, n_threads)
+
+
 def reduce_finish(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, int finishing, int n_threads):
     """out[o, c] = the finished reduction over r < R of the contiguous
     float32/float64 array x[o, r, c] (R >= 1): accumulation ``op`` (as in
@@ -376,10 +384,7 @@ def reduce_finish(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, int 
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
     with nogil:
-        if t == cnp.NPY_FLOAT32:
-            reduce_finished(<const float*>px, O, R, C, op, finishing, <float*>po, n_threads)
-        else:
-            reduce_finished(<const double*>px, O, R, C, op, finishing, <double*>po, n_threads)
+        finish_reduction(t, px, O, R, C, op, finishing, po, n_threads)
 
 
 # ------------------------------------------------------------ per-call route
@@ -518,9 +523,9 @@ def reduce_direct(x, axes, bint keepdims, int op, int finishing, int n_threads, 
     cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, t, 0)
     cdef void* px = cnp.PyArray_DATA(a)
     cdef void* po = cnp.PyArray_DATA(out)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            reduce_finished(<const float*>px, O, R, C, op, finishing, <float*>po, n_threads)
-        else:
-            reduce_finished(<const double*>px, O, R, C, op, finishing, <double*>po, n_threads)
+    if O * R * C < GIL_KEPT_BELOW_ELEMENTS:  # the GIL kept, as gil_release keeps it
+        finish_reduction(t, px, O, R, C, op, finishing, po, n_threads)
+    else:
+        with nogil:
+            finish_reduction(t, px, O, R, C, op, finishing, po, n_threads)
     return scalar_or_array(out, scalar)

@@ -117,17 +117,22 @@ cdef dict GLOBAL_CONFIG = None
 cdef object THREAD_LOCAL = None
 
 
-cdef object call_settings(object mode, object n_threads):
-    """(kernel thread count, whether the flavour is fast) for a call whose
-    mode and n_threads pass their checks by type alone (mode None, "exact"
-    or "fast"; n_threads None or an int in range), the calling thread's
-    config() overrides and set_config filling in what is None; else None,
-    and the validated path checks them (the only place errors come from).
-    The count is as _config.kernel_threads gives it: n > 0 a per-call
-    count, -k the configured k, 0 OpenMP's count."""
+cdef struct CallSettings:
+    int threads   # as _config.kernel_threads gives it: n > 0 a per-call count, -k the configured k, 0 OpenMP's
+    bint fast
+
+
+cdef int settle_call(object mode, object n_threads, CallSettings* out) except -2:
+    """The kernel thread count and flavour of a call whose mode and
+    n_threads pass their checks by type alone (mode None, "exact" or
+    "fast"; n_threads None or an int in range), the calling thread's
+    config() overrides and set_config filling in what is None: 0, with
+    *out set; else -1, and the validated path checks them (the only place
+    errors come from). A C struct, not a tuple: on a 4x8 input the tuple
+    and its two ints were a tenth of the named call."""
     cdef object overrides
     if not (mode is None or (type(mode) is str and (mode == "exact" or mode == "fast"))):
-        return None
+        return -1
     if mode is None or n_threads is None:
         overrides = getattr(THREAD_LOCAL, "overrides", None)
         if overrides is None:
@@ -136,10 +141,23 @@ cdef object call_settings(object mode, object n_threads):
             mode = (<dict>overrides).get("mode", GLOBAL_CONFIG["mode"])
         if n_threads is None:
             n_threads = (<dict>overrides).get("n_threads", GLOBAL_CONFIG["n_threads"])
-            return (0 if n_threads is None else -n_threads), mode == "fast"
+            out.threads = 0 if n_threads is None else -<int>n_threads
+            out.fast = mode == "fast"
+            return 0
     if type(n_threads) is int and 1 <= n_threads <= ROUTE_MAX_THREADS:
-        return n_threads, mode == "fast"
-    return None
+        out.threads = <int>n_threads
+        out.fast = mode == "fast"
+        return 0
+    return -1
+
+
+cdef object call_settings(object mode, object n_threads):
+    """settle_call's result as (kernel thread count, whether the flavour is
+    fast), or None, for the routes that pass them on to Python."""
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
+        return None
+    return settings.threads, settings.fast
 
 
 def direct_settings(object mode, object n_threads):

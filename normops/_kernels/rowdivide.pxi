@@ -72,6 +72,7 @@ cpdef object row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, in
     cdef Py_ssize_t per_chunk, chunks, c
     cdef int threads
     cdef float* scratch = NULL
+    cdef PyThreadState* saved
     if rows < 0 or cols < 1:
         raise ValueError("row_divide needs rows >= 0 and cols >= 1")
     if kind < DIVIDE_BY_STD or kind > DIVIDE_BY_L2:
@@ -90,15 +91,17 @@ cpdef object row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, in
             scratch = <float*>malloc(max(threads, 1) * cols * sizeof(float))
             if scratch == NULL:
                 raise MemoryError()
+        if threads <= 1:
+            saved = gil_release(rows * cols)
+            divide_rows(px, xs, py, 0, rows, cols, kind, scratch)
+            gil_restore(saved)
+            return None
         with nogil:
-            if threads <= 1:
-                divide_rows(px, xs, py, 0, rows, cols, kind, scratch)
-            else:
-                threads = team_take(threads, n_threads)
-                for c in prange(chunks, schedule="dynamic", num_threads=threads):
-                    divide_rows(px, xs, py, c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind,
-                                NULL if scratch == NULL else scratch + omp_get_thread_num() * cols)
-                team_release(threads)
+            threads = team_take(threads, n_threads)
+            for c in prange(chunks, schedule="dynamic", num_threads=threads):
+                divide_rows(px, xs, py, c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind,
+                            NULL if scratch == NULL else scratch + omp_get_thread_num() * cols)
+            team_release(threads)
     finally:
         free(scratch)
 

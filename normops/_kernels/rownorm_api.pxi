@@ -26,10 +26,12 @@ cdef int run_row_normalize(
     cdef float* scratch = NULL
     cdef int threads = row_chunk_threads(n_threads, rows, cols)
     cdef Py_ssize_t nparams = param_count(p, cols)
+    cdef PyThreadState* saved
     if xs == STORE_FLOAT64:
-        with nogil:
-            normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
-                                     mean_out, inv_out, rows, cols, epsilon, center, threads, n_threads, NULL, p)
+        saved = gil_release(rows * cols)
+        normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
+                                 mean_out, inv_out, rows, cols, epsilon, center, threads, n_threads, NULL, p)
+        gil_restore(saved)
         return 0
     try:
         if xs != STORE_FLOAT32 or ys != STORE_FLOAT32:
@@ -48,10 +50,11 @@ cdef int run_row_normalize(
                 raise MemoryError()
             widen_rows(pb, <Storage>bs, 0, wide_bias, nparams)
             pb = wide_bias
-        with nogil:
-            normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
-                                    mean_out, inv_out, rows, cols, <float>epsilon, center, threads, n_threads,
-                                    scratch, p)
+        saved = gil_release(rows * cols)
+        normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
+                                mean_out, inv_out, rows, cols, <float>epsilon, center, threads, n_threads,
+                                scratch, p)
+        gil_restore(saved)
     finally:
         free(wide_scale)
         free(wide_bias)

@@ -363,16 +363,17 @@ cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssiz
         raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(x)
     cdef void* py = cnp.PyArray_DATA(y)
-    with nogil:
-        if narrow:
-            softmax_stored_chunks(px, py, storage, wide, <float*>scratch, rows, cols, <SoftmaxKind>kind,
-                                  fast, threads, n_threads)
-        elif storage == STORE_FLOAT32:
-            softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
-                                  <SoftmaxKind>kind, fast, stream, threads, n_threads)
-        else:
-            softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
-                                   <SoftmaxKind>kind, fast, stream, threads, n_threads)
+    cdef PyThreadState* saved = gil_release(rows * cols)
+    if narrow:
+        softmax_stored_chunks(px, py, storage, wide, <float*>scratch, rows, cols, <SoftmaxKind>kind,
+                              fast, threads, n_threads)
+    elif storage == STORE_FLOAT32:
+        softmax_chunks[float](<const float*>px, <float*>py, <float*>scratch, rows, cols,
+                              <SoftmaxKind>kind, fast, stream, threads, n_threads)
+    else:
+        softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
+                               <SoftmaxKind>kind, fast, stream, threads, n_threads)
+    gil_restore(saved)
     free(wide)
     free(scratch)
     return 0
@@ -579,6 +580,9 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
             raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
+    if threads <= 1 and not narrow and n < GIL_KEPT_BELOW_ELEMENTS:
+        sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)  # the GIL kept (gil_release)
+        return None
     with nogil:
         if threads <= 1 and not narrow:
             sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)
