@@ -30,6 +30,12 @@ combined in block order (decisions.md §6). ``split_every=`` asks for a tree
 combine instead. ``argmax``/``argmin`` combine the chunks' first winners,
 ``cumsum``/``cumprod`` carry the running value from chunk to chunk; both
 keep the in-memory bits (docs/dask.md).
+
+``normops.dask.ops`` has the ONNX-named functions as ``normops.ops``: the
+row-wise ones above, ``sigmoid``, the ten ``reduce_*`` (the in-memory
+bits; the block-aligned route for long ReduceSum/Mean/Prod/LogSumExp of
+floats, the reduced axes whole otherwise), ``arg_max``/``arg_min`` and
+``cum_sum``/``cum_prod`` (the axis made whole).
 """
 import builtins
 import functools
@@ -46,7 +52,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("normops.dask needs dask[array]: pip install 'normops[dask]'") from exc
 
-from . import _config, _isa, activation as _activation, normalization as _normalization
+from . import _config, _isa, activation as _activation, normalization as _normalization, reduction as _reduction_ops
 from . import arg_reduce as _argreduce, cumulative as _cumulative_ops, numpy_reductions as _reductions
 from . import transcendental as _transcendental
 from .softmax import HARDMAX, LOG_SOFTMAX, SOFTMAX, scipy_log_softmax, scipy_softmax
@@ -400,12 +406,17 @@ def _block_results(x3, function, n_threads, mode):
     return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
 
 
-def _exp_terms(d, n_threads):
+def _exp_terms(d, n_threads, mode):
     """normops' exponential of the float32 or float64 array d (the
-    ReduceLogSumExp terms), in place."""
+    ReduceLogSumExp terms), in place: the flavour's, as the in-memory
+    kernel takes them (float32: exp32, or the fast exponential in the fast
+    flavour; float64: exp64 in both)."""
+    threads = _config.resolve_threads(n_threads, "logsumexp")
     if d.dtype == np.float32:
-        return _transcendental.exp32(d, d, n_threads=n_threads)
-    _isa.kernels.exp64_into(d.reshape(-1), d.reshape(-1), _config.resolve_threads(n_threads, "logsumexp"))
+        exp = _isa.kernels.exp32_fast_into if mode == "fast" else _isa.kernels.exp32_into
+        exp(d.reshape(-1), d.reshape(-1), threads)
+        return d
+    _isa.kernels.exp64_into(d.reshape(-1), d.reshape(-1), threads)
     return d
 
 
@@ -433,7 +444,7 @@ def _chunk_blocks(block, *maxima, plan, function, work, n_threads, mode):
     x3 = _sequences(block.astype(work, copy=False), plan)
     if maxima:
         with np.errstate(all="ignore"):
-            x3 = _exp_terms(x3 - _sequences(_center(maxima[0]), plan), n_threads)
+            x3 = _exp_terms(x3 - _sequences(_center(maxima[0]), plan), n_threads, mode)
     r = _block_results(x3, function, n_threads, mode)
     shape = [block.shape[a] for a in plan.order]
     for k in range(plan.n_lead, plan.n_lead + plan.n_red):
@@ -757,6 +768,124 @@ def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
     return _cumulative("cumprod", _cumulative_ops.cumprod, a, axis, dtype, out, n_threads)
 
 
+# ------------------------------------------- ONNX-named reductions and scans
+#
+# The ONNX-named functions give their in-memory call's bits too. Each block
+# runs the in-memory function with the reduced axes (or the scanned axis)
+# whole; ReduceSum, ReduceMean, ReduceProd and ReduceLogSumExp of floats,
+# whose arithmetic is that of sum, mean, prod and logsumexp, take the
+# block-aligned route on sequences of 2^20 terms or more instead. ArgMax,
+# ArgMin, ReduceMax and ReduceMin keep their axes whole: their NaN rule
+# ("NaN only when first") does not combine from chunks, since a chunk that
+# starts with NaN would report it. CumSum and CumProd (any direction,
+# exclusive or not) scan the whole axis per block.
+
+#: ONNX reductions of floats whose arithmetic is that of a NumPy-style one
+#: (the same accumulation and finishing): the long sequences' blocked route.
+_ONNX_LONG = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceLogSumExp": "logsumexp"}
+
+
+def _small_input(value):
+    """A small tensor input given as a dask array (axes), computed once."""
+    return value.compute() if isinstance(value, da.Array) else value
+
+
+def _onnx_reduction(op_type, function, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads):
+    data = _dask_input(op_type, data, "data")
+    axes = _small_input(axes)
+    mode = _config.resolve_mode(mode, op_type)
+    call = functools.partial(function, axes=axes, noop_with_empty_axes=noop_with_empty_axes, opset=opset,
+                             mode=mode, n_threads=n_threads)
+    sample = np.zeros((1,) * data.ndim, data.dtype)
+    probe = np.asarray(call(sample, keepdims=keepdims))  # checks every argument; the output dtype
+    reduced = tuple(sorted(_reduction_ops.reduced_axes(op_type, sample, axes, keepdims, noop_with_empty_axes,
+                                                       opset)))
+    unknown = [ax for ax in reduced if np.isnan(data.shape[ax])]
+    if unknown:
+        raise UnsupportedError(f"{op_type}: the size of axis {unknown[0]} of input 'data' is unknown (NaN chunks); "
+                               f"call compute_chunk_sizes() on the input first")
+    out = None
+    plan = _long_plan(data.shape, frozenset(reduced)) if op_type in _ONNX_LONG else None
+    if plan is not None and data.dtype.kind == "f" and probe.dtype == data.dtype:
+        out = _long_route(_ONNX_LONG[op_type], data, reduced, plan, probe.dtype, None, n_threads, mode)
+    if out is None:
+        X = _layout_safe(data, reduced)
+        chunks = tuple((1,) if ax in reduced else X.chunks[ax] for ax in range(X.ndim))
+        out = X.map_blocks(call, keepdims=1, chunks=chunks, dtype=probe.dtype,
+                           meta=np.empty((0,) * X.ndim, probe.dtype))
+    return out if keepdims else out.squeeze(axis=reduced)
+
+
+def _onnx_reduction_function(name):
+    function = getattr(_reduction_ops, name)
+    op_type = {"reduce_l1": "ReduceL1", "reduce_l2": "ReduceL2"}.get(
+        name, "Reduce" + "".join(part.capitalize() for part in name.split("_")[1:]))
+
+    def reduce(data, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=None, mode=None, n_threads=None):
+        return _onnx_reduction(op_type, function, data, axes, keepdims, noop_with_empty_axes, opset, mode,
+                               n_threads)
+    reduce.__name__ = name
+    reduce.__qualname__ = "ops." + name
+    reduce.__doc__ = (f"``normops.ops.{name}`` on a dask array: the in-memory bits. The reduced axes are made "
+                      f"whole, except where ReduceSum, ReduceMean, ReduceProd and ReduceLogSumExp of floats "
+                      f"take the block-aligned route (sequences of 2^20 terms or more).")
+    return reduce
+
+
+def _onnx_arg(op_type, function, data, axis, keepdims, select_last_index, opset, mode, n_threads):
+    data = _dask_input(op_type, data, "data")
+    mode = _config.resolve_mode(mode, op_type)
+    call = functools.partial(function, select_last_index=select_last_index, opset=opset, mode=mode,
+                             n_threads=n_threads)
+    call(np.zeros((1,) * data.ndim, data.dtype), axis=axis, keepdims=keepdims)  # checks every argument
+    ax = axis_attribute(op_type, "axis", axis, data.ndim, "data")
+    if np.isnan(data.shape[ax]):
+        raise UnsupportedError(f"{op_type}: the size of axis {ax} of input 'data' is unknown (NaN chunks); "
+                               f"call compute_chunk_sizes() on the input first")
+    X = _whole_along(data, (ax,))
+    chunks = tuple((1,) if a == ax else X.chunks[a] for a in range(X.ndim))
+    out = X.map_blocks(call, axis=ax, keepdims=1, chunks=chunks, dtype=np.int64,
+                       meta=np.empty((0,) * X.ndim, np.int64))
+    return out if keepdims else out.squeeze(axis=ax)
+
+
+def _arg_max(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=None, n_threads=None):
+    """``normops.ops.arg_max`` on a dask array: the axis made whole, the
+    in-memory index."""
+    return _onnx_arg("ArgMax", _argreduce.arg_max, data, axis, keepdims, select_last_index, opset, mode, n_threads)
+
+
+def _arg_min(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=None, n_threads=None):
+    """``normops.ops.arg_min`` on a dask array (see ``arg_max``)."""
+    return _onnx_arg("ArgMin", _argreduce.arg_min, data, axis, keepdims, select_last_index, opset, mode, n_threads)
+
+
+def _onnx_scan(op_type, function, x, axis, exclusive, reverse, opset, mode, n_threads):
+    x = _dask_input(op_type, x, "x")
+    axis = _small_input(axis)
+    mode = _config.resolve_mode(mode, op_type)
+    call = functools.partial(function, axis=axis, exclusive=exclusive, reverse=reverse, opset=opset, mode=mode,
+                             n_threads=n_threads)
+    probe = np.asarray(call(np.zeros((1,) * x.ndim, x.dtype)))  # checks every argument
+    ax = axis_attribute(op_type, "axis", int(np.asarray(axis).reshape(-1)[0]), x.ndim, "x")
+    if np.isnan(x.shape[ax]):
+        raise UnsupportedError(f"{op_type}: the size of axis {ax} of input 'x' is unknown (NaN chunks); "
+                               f"call compute_chunk_sizes() on the input first")
+    X = _whole_along(x, (ax,))
+    return X.map_blocks(call, dtype=probe.dtype, meta=np.empty((0,) * X.ndim, probe.dtype))
+
+
+def _cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None):
+    """``normops.ops.cum_sum`` on a dask array: the axis made whole (any
+    direction, exclusive or not), the in-memory bits."""
+    return _onnx_scan("CumSum", _cumulative_ops.cum_sum, x, axis, exclusive, reverse, opset, mode, n_threads)
+
+
+def _cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None):
+    """``normops.ops.cum_prod`` on a dask array (see ``cum_sum``)."""
+    return _onnx_scan("CumProd", _cumulative_ops.cum_prod, x, axis, exclusive, reverse, opset, mode, n_threads)
+
+
 #: The ONNX-named functions, like ``normops.ops`` (Softmax and LogSoftmax
 #: with ONNX's axis rules).
 ops = types.SimpleNamespace(
@@ -767,8 +896,14 @@ ops = types.SimpleNamespace(
     log_softmax=_onnx_log_softmax,
     hardmax=hardmax,
     sigmoid=sigmoid,
+    arg_max=_arg_max,
+    arg_min=_arg_min,
+    cum_sum=_cum_sum,
+    cum_prod=_cum_prod,
+    **{name: _onnx_reduction_function(name) for name in _reduction_ops.__all__},
 )
-for _f, _n in ((_onnx_softmax, "softmax"), (_onnx_log_softmax, "log_softmax")):
+for _f, _n in ((_onnx_softmax, "softmax"), (_onnx_log_softmax, "log_softmax"), (_arg_max, "arg_max"),
+               (_arg_min, "arg_min"), (_cum_sum, "cum_sum"), (_cum_prod, "cum_prod")):
     _f.__name__ = _n
     _f.__qualname__ = "ops." + _n
 del _f, _n

@@ -375,22 +375,34 @@ def _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
         y = _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads)
         if y is not None:
             return y
-    version = op.version_for(opset)
-    if version < _VERSIONS[op_type][1]:
-        inputs = (data, None)
-        attributes = {"axes": axes, "keepdims": keepdims}
-        if noop_with_empty_axes:
-            raise InvalidInputError(
-                f"{op_type}: attribute 'noop_with_empty_axes' is not defined at opset {version}")
-    else:
-        if axes is not None:
-            axes = np.asarray(axes)
-            if axes.size == 0:  # [] is float64 to NumPy
-                axes = axes.astype(np.int64)
-        inputs = (data, axes)
-        attributes = {"keepdims": keepdims, "noop_with_empty_axes": noop_with_empty_axes}
+    inputs, attributes = _node_arguments(op, data, axes, keepdims, noop_with_empty_axes, opset)
     outputs = op.call(inputs, attributes, opset, mode, n_threads)
     return tuple(outputs) if full_output else outputs[0]
+
+
+def _node_arguments(op, data, axes, keepdims, noop_with_empty_axes, opset):
+    """The node's (inputs, attributes) of a named call at ``opset``: axes
+    an attribute before the operator's axes-input opset, an input from it."""
+    version = op.version_for(opset)
+    if version < _VERSIONS[op.op_type][1]:
+        if noop_with_empty_axes:
+            raise InvalidInputError(
+                f"{op.op_type}: attribute 'noop_with_empty_axes' is not defined at opset {version}")
+        return (data, None), {"axes": axes, "keepdims": keepdims}
+    if axes is not None:
+        axes = np.asarray(axes)
+        if axes.size == 0:  # [] is float64 to NumPy
+            axes = axes.astype(np.int64)
+    return (data, axes), {"keepdims": keepdims, "noop_with_empty_axes": noop_with_empty_axes}
+
+
+def reduced_axes(op_type, data, axes, keepdims=1, noop_with_empty_axes=0, opset=None):
+    """The set of axes a named call of ``op_type`` on ``data`` (an array of
+    the input's rank and dtype) reduces, checked as the call checks them
+    (normops.dask plans its chunks with it)."""
+    op = OPS[op_type]
+    inputs, attributes = _node_arguments(op, data, axes, keepdims, noop_with_empty_axes, opset)
+    return op.bind(op, op.version_for(opset), inputs, attributes).axes
 
 
 def _make(op_type, doc):

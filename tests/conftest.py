@@ -16,3 +16,23 @@ if settings is not None:
     settings.register_profile("default", max_examples=200, derandomize=True, database=None, **_common)
     settings.register_profile("long", max_examples=5000, **_common)
     settings.load_profile("default")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def results_of(monkeypatch):
+    """``results_of(owner, name)`` wraps ``owner.name`` for the test and
+    returns the list it fills: for every call, whether it returned
+    something (a route that returns None declined the call)."""
+    def spy(owner, name):
+        record, real = [], getattr(owner, name)
+
+        def wrapped(*args, **kwargs):
+            out = real(*args, **kwargs)
+            record.append(out is not None)
+            return out
+        monkeypatch.setattr(owner, name, wrapped)
+        return record
+    return spy

@@ -430,3 +430,115 @@ def test_long_routes_on_a_local_cluster():
     assert_same(mx, normops.max(x, axis=0), "max")
     assert_same(am, normops.argmax(x, axis=0), "argmax")
     assert_same(cs, normops.cumsum(x, axis=0), "cumsum")
+
+
+# ------------------------------------------------ ONNX-named reductions, scans
+
+ONNX_REDUCTIONS = normops.reduction.__all__
+
+
+@pytest.mark.parametrize("chunks", [(50, 3, 13), (301, 1, 65), (7, 7, 64)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_onnx_reductions_give_the_in_memory_bits(chunks, dtype):
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((301, 7, 65)) * (4 if dtype == np.int32 else 1)).astype(dtype)
+    if dtype != np.int32:
+        x[3, 2, 5], x[0, 0, 0], x[9, 1, 2] = np.nan, np.nan, -np.inf  # a NaN first in some sequences
+    X = da.from_array(x, chunks=chunks)
+    for name in ONNX_REDUCTIONS:
+        f, g = getattr(nd.ops, name), getattr(normops.ops, name)
+        for axes in (None, [0], [1], [2], [0, 2], [-1], np.array([1, 2])):
+            for keepdims in (0, 1):
+                try:
+                    want = np.asarray(g(x, axes, keepdims=keepdims))
+                except (InvalidInputError, UnsupportedError) as exc:  # not served for this dtype
+                    with pytest.raises(type(exc)):
+                        f(X, axes, keepdims=keepdims)
+                    continue
+                got = np.asarray(f(X, axes, keepdims=keepdims).compute(scheduler="threads"))
+                assert_same(got, want, (name, axes, keepdims))
+        # the opset where axes were an attribute, and noop_with_empty_axes
+        want = np.asarray(g(x, [1], keepdims=0, opset=11))
+        assert_same(f(X, [1], keepdims=0, opset=11).compute(), want, (name, "opset 11"))
+        want = np.asarray(g(x, [], noop_with_empty_axes=1))
+        assert_same(f(X, [], noop_with_empty_axes=1).compute(), want, (name, "noop"))
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_prod", "reduce_log_sum_exp"])
+def test_onnx_long_reductions_take_the_block_route(name, results_of):
+    taken = results_of(nd, "_long_route")
+    data = long_data((LONG + 3 * BLOCK + 7, 5), np.float32, near_one=name == "reduce_prod")
+    data[12345, 1] = np.nan
+    for chunks, axes in (((100_003, 2), [0]), ((2 * BLOCK, 5), np.array([0, 1]))):
+        X = da.from_array(data, chunks=chunks)
+        got = getattr(nd.ops, name)(X, axes, keepdims=0)
+        assert_same(got.compute(scheduler="threads"), getattr(normops.ops, name)(data, axes, keepdims=0), chunks)
+    assert taken == [True, True]
+    # ReduceMax's rule (NaN only when first) does not combine from blocks: whole axes
+    got = nd.ops.reduce_max(da.from_array(data, chunks=(100_003, 5)), [0])
+    assert_same(got.compute(), normops.ops.reduce_max(data, [0]), "ReduceMax")
+    assert taken == [True, True]
+
+
+def test_long_logsumexp_fast_takes_the_fast_exponential():
+    # a term whose fast exponential differs from exp32, repeated so that the
+    # difference reaches the result (the sum near 2, its log below 1)
+    d = -np.random.default_rng(0).uniform(14.3, 14.7, 4096).astype(np.float32)
+    exact, fast = np.empty_like(d), np.empty_like(d)
+    normops._isa.kernels.exp32_into(d, exact)
+    normops._isa.kernels.exp32_fast_into(d, fast)
+    for v in d[exact != fast]:
+        x = np.full(1 << 21, v, np.float32)
+        x[0] = 0
+        if normops.logsumexp(x, mode="fast") != normops.logsumexp(x, mode="exact"):
+            break
+    else:
+        pytest.fail("no term found whose flavours differ in the result")
+    X = da.from_array(x, chunks=(100_003,))
+    for mode in ("exact", "fast"):
+        assert_same(nd.logsumexp(X, mode=mode).compute(), normops.logsumexp(x, mode=mode), mode)
+        assert_same(nd.ops.reduce_log_sum_exp(X, [0], mode=mode).compute(),
+                    normops.ops.reduce_log_sum_exp(x, [0], mode=mode), mode)
+
+
+def test_onnx_arg_reductions_and_scans_give_the_in_memory_bits():
+    x = np.random.default_rng(3).standard_normal((64, 9, 33)).astype(np.float32)
+    x[0, 0, 0] = np.nan  # first along every axis
+    x[5, 3, 7] = np.nan  # never first: never wins
+    x[10, :, 4] = x[11, :, 4] = 9.0  # ties: first or last index
+    for chunks in ((7, 9, 33), (64, 2, 5), (1, 1, 33)):
+        X = da.from_array(x, chunks=chunks)
+        for f, g in ((nd.ops.arg_max, normops.ops.arg_max), (nd.ops.arg_min, normops.ops.arg_min)):
+            for axis in (0, 1, -1):
+                for keepdims in (0, 1):
+                    for last in (0, 1):
+                        got = f(X, axis=axis, keepdims=keepdims, select_last_index=last)
+                        assert_same(got.compute(), g(x, axis=axis, keepdims=keepdims, select_last_index=last),
+                                    (chunks, axis, keepdims, last))
+        for f, g in ((nd.ops.cum_sum, normops.ops.cum_sum), (nd.ops.cum_prod, normops.ops.cum_prod)):
+            for axis in (0, np.array(1), np.array([-1], np.int32)):
+                for exclusive in (0, 1):
+                    for reverse in (0, 1):
+                        got = f(X, axis, exclusive=exclusive, reverse=reverse)
+                        assert_same(got.compute(), g(x, axis, exclusive=exclusive, reverse=reverse),
+                                    (chunks, axis, exclusive, reverse))
+    assert nd.ops.arg_max.__name__ == "arg_max" and nd.ops.reduce_l2.__qualname__ == "ops.reduce_l2"
+
+
+def test_onnx_reduction_errors_at_graph_construction():
+    X = da.zeros((20, 6), chunks=(5, 3), dtype=np.float32)
+    cases = [
+        (lambda: nd.ops.reduce_sum(X, [2]), "ReduceSum", "axes"),
+        (lambda: nd.ops.reduce_l2(X, [0], keepdims=2), "ReduceL2", "keepdims"),
+        (lambda: nd.ops.reduce_max(X, [0], opset=11, noop_with_empty_axes=1), "ReduceMax", "noop_with_empty_axes"),
+        (lambda: nd.ops.reduce_mean(X, [0], mode="slow"), "ReduceMean", "mode"),
+        (lambda: nd.ops.arg_max(X, axis=2), "ArgMax", "axis"),
+        (lambda: nd.ops.arg_min(X, axis=0, select_last_index=2), "ArgMin", "select_last_index"),
+        (lambda: nd.ops.cum_sum(X, 5), "CumSum", "axis"),
+        (lambda: nd.ops.cum_prod(X, 0, exclusive=3), "CumProd", "exclusive"),
+        (lambda: nd.ops.reduce_sum(da.zeros((4,), chunks=2, dtype=np.complex64), [0]), "ReduceSum", "dtype"),
+    ]
+    for build, op_type, word in cases:
+        with pytest.raises((InvalidInputError, UnsupportedError)) as info:
+            build()  # raised while the graph is built, before any compute()
+        assert str(info.value).startswith(op_type) and word in str(info.value), str(info.value)
