@@ -324,8 +324,10 @@ def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
                                    and op.version_for(opset) >= _VERSIONS[op.op_type][1]))):
         settings = _isa.kernels.direct_settings(mode, n_threads)
         if settings is not None:
-            return _isa.kernels.reduce_direct(data, axes, keepdims, accumulation_for(op.op_type, mode),
-                                              KINDS[op.op_type][1], settings[0], True, False)
+            accumulation, finishing = KINDS[op.op_type]
+            return _isa.kernels.reduce_direct(data, axes, keepdims,
+                                              fast_accumulation(accumulation) if settings[1] else accumulation,
+                                              finishing, settings[0], True, False)
     return None
 
 
@@ -413,19 +415,11 @@ def _make(op_type, doc):
                  n_threads=None, full_output=False):
         if (opset is None and full_output is False and type(keepdims) is int and 0 <= keepdims <= 1
                 and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0):
-            # the shortest way: both settings left to the configuration, or
-            # both given and valid by type (anything else: _named checks)
-            if mode is None and n_threads is None:
-                threads = _config.kernel_threads(None, op_type)
-                acc = accumulation if fast == accumulation else accumulation_for(op_type, None)
-            elif (type(n_threads) is int and 0 < n_threads <= _config.MAX_THREADS and type(mode) is str
-                    and (mode == "exact" or mode == "fast")):
-                threads = n_threads
-                acc = fast if mode == "fast" else accumulation
-            else:
-                threads = None
-            if threads is not None:
-                y = _isa.kernels.reduce_direct(data, axes, keepdims, acc, finishing, threads, True, False)
+            # the shortest way: settings that pass by type (anything else: _named checks)
+            settings = _isa.kernels.direct_settings(mode, n_threads)
+            if settings is not None:
+                y = _isa.kernels.reduce_direct(data, axes, keepdims, fast if settings[1] else accumulation,
+                                               finishing, settings[0], True, False)
                 if y is not None:
                     return y
         return _named(op_type, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads,
