@@ -40,6 +40,7 @@ def load(directory, level, alias):
     loader = importlib.machinery.ExtensionFileLoader(f"{alias}.isa_{level}", path)
     spec = importlib.util.spec_from_file_location(f"{alias}.isa_{level}", path, loader=loader)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[f"{alias}.isa_{level}"] = module  # (the kernels' routes look themselves up there)
     loader.exec_module(module)
     return module
 
