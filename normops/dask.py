@@ -88,6 +88,14 @@ def _small_param(name, arg, value):
     return value
 
 
+def _sizes_known(name, X, axes, what="the input"):
+    """Refuse axes of X whose size dask does not know (NaN chunks)."""
+    unknown = [ax for ax in axes if np.isnan(X.shape[ax])]
+    if unknown:
+        raise UnsupportedError(f"{name}: the size of axis {unknown[0]} of {what} is unknown (NaN chunks); "
+                               f"call compute_chunk_sizes() on the input first")
+
+
 def _probe_shape(shape, whole):
     """The shape of a zero-size block: every kept axis 0, the whole ones as
     they are; a leading axis of 0 is added when no axis is kept (then the
@@ -552,10 +560,7 @@ def _reduction(name, function, a, axis, keepdims, split_every, tree_ok, kwargs):
         return da.reduction(a, reduce_block, reduce_block, axis=axes, keepdims=keepdims,
                             dtype=probe.dtype, split_every=split_every, concatenate=True,
                             meta=np.empty((0,) * (a.ndim if keepdims else a.ndim - len(axes)), probe.dtype))
-    unknown = [ax for ax in range(a.ndim) if np.isnan(a.shape[ax])]
-    if unknown:
-        raise UnsupportedError(f"{name}: the size of axis {unknown[0]} of the input is unknown (NaN chunks); "
-                               f"call compute_chunk_sizes() on the input first")
+    _sizes_known(name, a, range(a.ndim))
     plan = _long_plan(a.shape, frozenset(axes))
     out = None
     if plan is not None:
@@ -655,10 +660,7 @@ def _earliest_winner(values, indices, function, axis, keepdims):
 def _arg(name, function, a, axis, out, keepdims, n_threads):
     _no_out(name, out)
     a = _dask_input(name, a, "a")
-    unknown = [ax for ax in range(a.ndim) if np.isnan(a.shape[ax])]
-    if unknown:
-        raise UnsupportedError(f"{name}: the size of axis {unknown[0]} of the input is unknown (NaN chunks); "
-                               f"call compute_chunk_sizes() on the input first")
+    _sizes_known(name, a, range(a.ndim))
     # validates (an empty sequence raises here, as in memory)
     probe = np.asarray(function(np.zeros(tuple(builtins.min(n, 1) for n in a.shape), a.dtype), axis=axis,
                                 keepdims=keepdims))
@@ -728,9 +730,7 @@ def _cumulative(name, function, a, axis, dtype, out, n_threads):
         a, axis = a.reshape(-1), 0
     else:
         axis = axis_attribute(name, "axis", axis, a.ndim, "a")
-    if np.isnan(a.shape[axis]):
-        raise UnsupportedError(f"{name}: the size of axis {axis} of the input is unknown (NaN chunks); "
-                               f"call compute_chunk_sizes() on the input first")
+    _sizes_known(name, a, (axis,))
     out_dtype = probe.dtype
     # the arithmetic type: float16/bfloat16 keep a float32 running value and
     # round each output once, narrow integers wrap the same in 64 bits
@@ -785,14 +785,9 @@ def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
 _ONNX_LONG = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceLogSumExp": "logsumexp"}
 
 
-def _small_input(value):
-    """A small tensor input given as a dask array (axes), computed once."""
-    return value.compute() if isinstance(value, da.Array) else value
-
-
 def _onnx_reduction(op_type, function, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads):
     data = _dask_input(op_type, data, "data")
-    axes = _small_input(axes)
+    axes = _small_param(op_type, "axes", axes)
     mode = _config.resolve_mode(mode, op_type)
     call = functools.partial(function, axes=axes, noop_with_empty_axes=noop_with_empty_axes, opset=opset,
                              mode=mode, n_threads=n_threads)
@@ -800,10 +795,7 @@ def _onnx_reduction(op_type, function, data, axes, keepdims, noop_with_empty_axe
     probe = np.asarray(call(sample, keepdims=keepdims))  # checks every argument; the output dtype
     reduced = tuple(sorted(_reduction_ops.reduced_axes(op_type, sample, axes, keepdims, noop_with_empty_axes,
                                                        opset)))
-    unknown = [ax for ax in reduced if np.isnan(data.shape[ax])]
-    if unknown:
-        raise UnsupportedError(f"{op_type}: the size of axis {unknown[0]} of input 'data' is unknown (NaN chunks); "
-                               f"call compute_chunk_sizes() on the input first")
+    _sizes_known(op_type, data, reduced, "input 'data'")
     out = None
     plan = _long_plan(data.shape, frozenset(reduced)) if op_type in _ONNX_LONG else None
     if plan is not None and data.dtype.kind == "f" and probe.dtype == data.dtype:
@@ -816,10 +808,8 @@ def _onnx_reduction(op_type, function, data, axes, keepdims, noop_with_empty_axe
     return out if keepdims else out.squeeze(axis=reduced)
 
 
-def _onnx_reduction_function(name):
-    function = getattr(_reduction_ops, name)
-    op_type = {"reduce_l1": "ReduceL1", "reduce_l2": "ReduceL2"}.get(
-        name, "Reduce" + "".join(part.capitalize() for part in name.split("_")[1:]))
+def _onnx_reduction_function(op_type, function):
+    name = function.__name__
 
     def reduce(data, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=None, mode=None, n_threads=None):
         return _onnx_reduction(op_type, function, data, axes, keepdims, noop_with_empty_axes, opset, mode,
@@ -839,9 +829,7 @@ def _onnx_arg(op_type, function, data, axis, keepdims, select_last_index, opset,
                              n_threads=n_threads)
     call(np.zeros((1,) * data.ndim, data.dtype), axis=axis, keepdims=keepdims)  # checks every argument
     ax = axis_attribute(op_type, "axis", axis, data.ndim, "data")
-    if np.isnan(data.shape[ax]):
-        raise UnsupportedError(f"{op_type}: the size of axis {ax} of input 'data' is unknown (NaN chunks); "
-                               f"call compute_chunk_sizes() on the input first")
+    _sizes_known(op_type, data, (ax,), "input 'data'")
     X = _whole_along(data, (ax,))
     chunks = tuple((1,) if a == ax else X.chunks[a] for a in range(X.ndim))
     out = X.map_blocks(call, axis=ax, keepdims=1, chunks=chunks, dtype=np.int64,
@@ -862,15 +850,13 @@ def _arg_min(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=
 
 def _onnx_scan(op_type, function, x, axis, exclusive, reverse, opset, mode, n_threads):
     x = _dask_input(op_type, x, "x")
-    axis = _small_input(axis)
+    axis = _small_param(op_type, "axis", axis)
     mode = _config.resolve_mode(mode, op_type)
     call = functools.partial(function, axis=axis, exclusive=exclusive, reverse=reverse, opset=opset, mode=mode,
                              n_threads=n_threads)
     probe = np.asarray(call(np.zeros((1,) * x.ndim, x.dtype)))  # checks every argument
     ax = axis_attribute(op_type, "axis", int(np.asarray(axis).reshape(-1)[0]), x.ndim, "x")
-    if np.isnan(x.shape[ax]):
-        raise UnsupportedError(f"{op_type}: the size of axis {ax} of input 'x' is unknown (NaN chunks); "
-                               f"call compute_chunk_sizes() on the input first")
+    _sizes_known(op_type, x, (ax,), "input 'x'")
     X = _whole_along(x, (ax,))
     return X.map_blocks(call, dtype=probe.dtype, meta=np.empty((0,) * X.ndim, probe.dtype))
 
@@ -900,7 +886,7 @@ ops = types.SimpleNamespace(
     arg_min=_arg_min,
     cum_sum=_cum_sum,
     cum_prod=_cum_prod,
-    **{name: _onnx_reduction_function(name) for name in _reduction_ops.__all__},
+    **{f.__name__: _onnx_reduction_function(op_type, f) for op_type, f in _reduction_ops.NAMED.items()},
 )
 for _f, _n in ((_onnx_softmax, "softmax"), (_onnx_log_softmax, "log_softmax"), (_arg_max, "arg_max"),
                (_arg_min, "arg_min"), (_cum_sum, "cum_sum"), (_cum_prod, "cum_prod")):

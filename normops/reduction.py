@@ -407,6 +407,10 @@ def reduced_axes(op_type, data, axes, keepdims=1, noop_with_empty_axes=0, opset=
     return op.bind(op, op.version_for(opset), inputs, attributes).axes
 
 
+#: op_type -> its named function (normops.dask wraps each)
+NAMED = {}
+
+
 def _make(op_type, doc):
     accumulation, finishing = KINDS[op_type]
     fast = fast_accumulation(accumulation)
@@ -432,6 +436,7 @@ def _make(op_type, doc):
         f"``axes`` (None: every axis, or none with ``noop_with_empty_axes=1``) is the\n"
         f"attribute before opset {_VERSIONS[op_type][1]} and the second input from it on;\n"
         f"negative axes count from the end.")
+    NAMED[op_type] = function
     return function
 
 

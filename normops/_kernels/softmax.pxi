@@ -580,13 +580,14 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
             raise MemoryError()
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    if threads <= 1 and not narrow and n < GIL_KEPT_BELOW_ELEMENTS:
-        sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)  # the GIL kept (gil_release)
+    cdef PyThreadState* saved
+    if threads <= 1 and not narrow:
+        saved = gil_release(n)
+        sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)
+        gil_restore(saved)
         return None
     with nogil:
-        if threads <= 1 and not narrow:
-            sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)
-        elif threads <= 1:
+        if threads <= 1:
             for c in range(chunks):
                 start = c * ROW_CHUNK_ELEMENTS
                 sigmoid_chunk(px, py, storage, wide, start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
