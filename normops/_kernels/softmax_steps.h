@@ -32,21 +32,21 @@
 #endif
 
 /* e[i] = the fast exp of x[i] - shift (the difference rounded first);
- * returns the Sum16 of the e[i]. At AVX-512 one vector holds the sixteen
- * partials (lane l is partial l), so the sum rides along with the
- * exponentials; elsewhere it is a second pass. Same bits either way.
+ * returns the Sum16 of the e[i]. At AVX-512 and AVX2 vector registers hold
+ * the sixteen partials, so the sum rides along with the exponentials; at
+ * the baseline it is a second pass. Same bits either way.
  * d (or NULL) receives the differences x[i] - shift (LogSoftmax's y: its
  * last pass then subtracts in place, on lines this compute-bound pass has
  * already brought into the cache for writing).
  * next (or NULL): the n elements the caller reads next (the next row). At
- * AVX-512 this compute-bound loop also reads them and stores their maximum
- * (ignoring NaN, -inf if none) in *next_max; elsewhere *next_max is left
- * alone. At AVX-512 a NaN comes out with its payload (the Softmax row then
- * becomes canonical NaN); the differences are at most 0, so the clamp at
- * 89 is not needed.
+ * AVX-512 and AVX2 this compute-bound loop also reads them and stores their
+ * maximum (ignoring NaN, -inf if none) in *next_max; at the baseline
+ * *next_max is left alone. At AVX-512 a NaN comes out with its payload
+ * (the Softmax row then becomes canonical NaN); the differences are at
+ * most 0, so the clamp at 89 is not needed.
  * keep: whether the caller reads the e[i] afterwards (Softmax) or only the
- * sum (LogSoftmax); at AVX-512 keep = 0 skips their stores, elsewhere e is
- * the sum's buffer either way. */
+ * sum (LogSoftmax); at AVX-512 and AVX2 keep = 0 skips their stores, at the
+ * baseline e is the sum's buffer either way. */
 #if defined(__AVX512F__)
 /* The AVX-512 pass of both flavours (exact: exp32, whose hard lanes are
  * recomputed before the vector joins the sum, its range as
@@ -126,6 +126,97 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
                                                      float* next_max) {
     return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0, NULL, 0.0f,
                                             __builtin_nanf(""), NULL);
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+/* The AVX2 pass of both flavours: two vectors hold the sixteen partials
+ * (part q, lane l: partial 8q + l), so the sum rides along with the
+ * exponentials here too. Adds the terms of x[0..n) to p. exact: exp32 (its range as
+ * normops_exp32_quick8 takes it, the hard lanes recomputed in registers),
+ * else the fast exponential. next (or NULL): the next row's elements at
+ * the same places, their maximum and minimum (ignoring NaN) taken into mx
+ * and mn on the way. */
+NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shift, float* e, float* d, ptrdiff_t n,
+                                                     int keep, int exact, int range, normops_f32_partials* p,
+                                                     const float* next, __m256* mx, __m256* mn) {
+    __m256 s = _mm256_set1_ps(shift);
+    ptrdiff_t full = n - n % 16;
+    for (ptrdiff_t i = 0; i < full; i += 16) {
+        __m256 v0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), s);
+        __m256 v1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), s);
+        if (d) {
+            _mm256_storeu_ps(d + i, v0);
+            _mm256_storeu_ps(d + i + 8, v1);
+        }
+        __m256 e0 = exact ? normops_exp32_exact8(v0, range) : normops_exp32_fast8(v0);
+        __m256 e1 = exact ? normops_exp32_exact8(v1, range) : normops_exp32_fast8(v1);
+        if (next) {  /* max and min return their second operand when either is NaN */
+            __m256 w0 = _mm256_loadu_ps(next + i), w1 = _mm256_loadu_ps(next + i + 8);
+            *mx = _mm256_max_ps(w1, _mm256_max_ps(w0, *mx));
+            *mn = _mm256_min_ps(w1, _mm256_min_ps(w0, *mn));
+        }
+        if (keep) {
+            _mm256_storeu_ps(e + i, e0);
+            _mm256_storeu_ps(e + i + 8, e1);
+        }
+        p->part[0] = p->part[0] + (normops_f32_vec)e0;
+        p->part[1] = p->part[1] + (normops_f32_vec)e1;
+    }
+    if (full < n) {  /* through a copy: exp(d - 0) is exp(d), d - 0 being d for every float */
+        float t[16], w[16];
+        ptrdiff_t len = n - full;
+        for (ptrdiff_t j = 0; j < 16; j++) {
+            t[j] = j < len ? x[full + j] - shift : 0.0f;
+            w[j] = next && j < len ? next[full + j] : __builtin_nanf("");  /* NaN: ignored */
+        }
+        if (d)
+            memcpy(d + full, t, (size_t)len * sizeof(float));
+        if (exact)
+            normops_exp32_below_max_array(t, 0.0f, t, len);
+        else
+            normops_exp32_fast_shifted_array(t, 0.0f, t, len);
+        if (keep)
+            memcpy(e + full, t, (size_t)len * sizeof(float));
+        normops_f32_add_tail(p, t, len, 0.0f, NORMOPS_TERM_VALUE);
+        if (next) {
+            __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8);
+            *mx = _mm256_max_ps(w1, _mm256_max_ps(w0, *mx));
+            *mn = _mm256_min_ps(w1, _mm256_min_ps(w0, *mn));
+        }
+    }
+}
+
+/* the largest and smallest lane of v (no NaN in it) */
+NORMOPS_ALWAYS_INLINE float normops_hmax8(__m256 v) {
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, 1)));
+}
+NORMOPS_ALWAYS_INLINE float normops_hmin8(__m256 v) {
+    __m128 a = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    a = _mm_min_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_min_ss(a, _mm_shuffle_ps(a, a, 1)));
+}
+
+/* A row: the Sum16 of its terms, and the next row's maximum and minimum
+ * when next (next_min may be NULL). */
+NORMOPS_ALWAYS_INLINE float normops_exp_sum_row_avx2(const float* x, float shift, float* e, float* d, ptrdiff_t n,
+                                                    int keep, int exact, int range, const float* next,
+                                                    float* next_max, float* next_min) {
+    normops_f32_partials p = {{{0}}};
+    __m256 mx = _mm256_set1_ps(-__builtin_inff()), mn = _mm256_set1_ps(__builtin_inff());
+    normops_exp_sum_terms_avx2(x, shift, e, d, n, keep, exact, range, &p, next, &mx, &mn);
+    if (next) {
+        *next_max = normops_hmax8(mx);
+        if (next_min)
+            *next_min = normops_hmin8(mn);
+    }
+    return normops_f32_fold(&p);
+}
+
+static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
+                                                     ptrdiff_t n, int keep, const float* next,
+                                                     float* next_max) {
+    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_BELOW_89, next, next_max, NULL);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
@@ -213,10 +304,10 @@ static inline void normops_divide_float_array(const float* e, float s, float* y,
  * the row; arguments as normops_exp32_fast_shifted_sum16's, with shift the
  * row maximum (every difference at most 0 or NaN), and next's maximum
  * taken at every level. row_min and next_min as in
- * normops_exp_shifted_sum16_avx512 (elsewhere row_min is not needed and
- * *next_min is NaN: unknown). At AVX-512, the fast flavour's loop with exp32's
- * quick path, each vector's hard lanes recomputed before it joins the sum.
- * Elsewhere a piece at a time: exp32 of a piece (transcendental.h's array
+ * normops_exp_shifted_sum16_avx512 (at the baseline row_min is not needed
+ * and *next_min is NaN: unknown). At AVX-512 and AVX2, the fast flavour's
+ * loop with exp32's quick path, each vector's hard lanes recomputed before
+ * it joins the sum. At the baseline a piece at a time: exp32 of a piece (transcendental.h's array
  * entry point), then the piece's terms added into the sixteen partials
  * while it is still in the L1 cache, where a second pass would read the
  * row again. Pieces are whole multiples of 16 elements, so term j still
@@ -227,6 +318,14 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
                                                 float* next_min) {
     return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1, NULL, 0.0f, row_min,
                                             next_min);
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
+                                                int keep, const float* next, float* next_max, float row_min,
+                                                float* next_min) {
+    if (row_min - shift >= NORMOPS_EXPF32_TINY)  /* as at AVX-512; false for NaN (unknown) */
+        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_NORMAL, next, next_max, next_min);
+    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_BELOW_89, next, next_max, next_min);
 }
 #else
 #define NORMOPS_EXACT_PIECE 512
@@ -568,10 +667,41 @@ NORMOPS_ALWAYS_INLINE __m512 normops_sigmoid16(__m512 x, int fast) {
         : normops_exp32_exact16_of(x, NORMOPS_EXP_ANY, 1);
     return _mm512_div_ps(one, _mm512_add_ps(one, e));
 }
+#elif defined(__AVX2__) && defined(__FMA__)
+/* the same on 8 lanes: -x is 0 - x (+0 for x = +0: e^0 is 1 either way) */
+NORMOPS_ALWAYS_INLINE __m256 normops_sigmoid8(__m256 x, int fast) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 m = _mm256_sub_ps(_mm256_setzero_ps(), x);
+    __m256 e = fast ? normops_exp32_fast8(m) : normops_exp32_exact8(m, 0);
+    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
 #endif
 
 static inline void normops_sigmoid_float(const float* x, float* y, ptrdiff_t n, int fast, int stream) {
-#if defined(__AVX512F__)
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+    ptrdiff_t i = 0;
+    stream = stream && ((uintptr_t)y & 3u) == 0;
+    if (stream)  /* up to y's 64-byte boundary, as the tail below */
+        i = normops_stream_head(y, n);
+    for (ptrdiff_t k = 0; k < i; k++)
+        y[k] = _mm256_cvtss_f32(normops_sigmoid8(_mm256_set1_ps(x[k]), fast));
+    for (; i + 8 <= n; i += 8) {
+        __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
+        __m256 v = normops_sigmoid8(_mm256_loadu_ps(x + i), fast);
+        if (stream)
+            _mm256_stream_ps(y + i, v);
+        else
+            _mm256_storeu_ps(y + i, v);
+    }
+    if (i < n) {  /* the tail through a copy (zeros after it) */
+        float tail[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];
+        for (ptrdiff_t k = 0; k < n - i; k++)
+            tail[k] = x[i + k];
+        _mm256_storeu_ps(out, normops_sigmoid8(_mm256_loadu_ps(tail), fast));
+        for (ptrdiff_t k = 0; k < n - i; k++)
+            y[i + k] = out[k];
+    }
+#elif defined(__AVX512F__)
     ptrdiff_t i = 0;
     stream = stream && ((uintptr_t)y & 3u) == 0;
     if (stream && n >= 16) {  /* up to y's 64-byte boundary */

@@ -299,10 +299,10 @@ NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
 /* x = n ln2 + r, |r| <= ln2/2, n*LN2_HI exact (16 bits times |n| < 2^8),
  * e^r by Taylor to degree 7, 2^n applied so that only the last operation
  * rounds (subnormal results) or overflows. The fast flavour may differ
- * between instruction-set levels (decisions.md §1): where the CPU has
- * fused multiply-add, the reduction and the polynomial use it, and at
- * AVX-512 a table of 2^(j/16) shortens the polynomial and one vscalefps
- * applies the power of two; the error bound holds at every level
+ * between instruction-set levels (decisions.md §1): at AVX2 and AVX-512 a
+ * table of 2^(j/16) shortens the polynomial, which with the reduction uses
+ * fused multiply-add, and the two levels give the same bits; the baseline
+ * keeps this scalar form. The error bound holds at every level
  * (docs/transcendentals.md, measured on every input). */
 #if defined(__FMA__)
 #define NORMOPS_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
@@ -360,6 +360,73 @@ static void normops_exp32_fast_shifted_array(const float* x, float shift, float*
         __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
         __m512 v = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s);
         _mm512_mask_storeu_ps(y + i, m, normops_exp32_fast16(v));
+    }
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+/* AVX-512's construction (normops_exp32_fast16_core) on 8 lanes, with the
+ * same operations on the same values, so the two levels give the same
+ * bits: the 16-entry table in two registers (vpermps on the low three bits
+ * of j, a blend on the fourth), and 2^floor(n/16) applied as two normal
+ * factors 2^k1 2^k2 (k1 = k >> 1, k in [-151, 128]): y 2^k1 is exact, so
+ * only the second product rounds, once, as vscalefps does (subnormal
+ * results and the overflow to +inf included). Where every lane's result
+ * is normal (c in (-86, 88), k in [-125, 126], the common case), adding k
+ * to y's exponent field is the same exact product in two operations. 22
+ * operations per 8 lanes then, where gcc's vectorisation of the scalar
+ * form below took 38. */
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_core(__m256 x) {
+    const float* tab = normops_expf_sixteenths;
+    const __m256 lower = _mm256_loadu_ps(tab), upper = _mm256_loadu_ps(tab + 8);
+    __m256 c = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);
+    __m256 shift = _mm256_set1_ps(NORMOPS_EXPF_SHIFT16);
+    __m256 t = _mm256_fmadd_ps(c, _mm256_set1_ps(NORMOPS_EXPF_LOG2E), shift);
+    __m256 n16 = _mm256_sub_ps(t, shift);  /* n/16, exact */
+    __m256 r = _mm256_fnmadd_ps(n16, _mm256_set1_ps(NORMOPS_EXPF_LN2_HI), c);
+    r = _mm256_fnmadd_ps(n16, _mm256_set1_ps(NORMOPS_EXPF_LN2_LO), r);
+    __m256i j = _mm256_castps_si256(t);
+    __m256 table = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lower, j), _mm256_permutevar8x32_ps(upper, j),
+                                    _mm256_castsi256_ps(_mm256_slli_epi32(j, 28)));
+    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(NORMOPS_EXPF_T3), r, _mm256_set1_ps(NORMOPS_EXPF_T2));
+    __m256 w = _mm256_mul_ps(r, _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f)));
+    __m256 y = _mm256_fmadd_ps(table, w, table);
+    __m256i k = _mm256_srai_epi32(_mm256_sub_epi32(j, _mm256_castps_si256(shift)), 4);  /* floor(n/16) */
+    __m256 normal = _mm256_and_ps(_mm256_cmp_ps(c, _mm256_set1_ps(-86.0f), _CMP_GT_OQ),
+                                  _mm256_cmp_ps(c, _mm256_set1_ps(88.0f), _CMP_LT_OQ));
+    if (__builtin_expect(_mm256_movemask_ps(normal) == 0xFF, 1))  /* k in [-125, 126]: y 2^k normal, exact */
+        return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), _mm256_slli_epi32(k, 23)));
+    __m256i k1 = _mm256_srai_epi32(k, 1);
+    __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(k, k1), bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+}
+
+/* Every input: clamped at 89 (NaN passes), NaN made canonical. */
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8(__m256 x) {
+    __m256 y = normops_exp32_fast8_core(_mm256_min_ps(_mm256_set1_ps(89.0f), x));
+    return _mm256_blendv_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)),
+                            _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+/* one element through the vector code, so that the scalar loop gives the
+ * vector loop's bits */
+NORMOPS_ALWAYS_INLINE float normops_exp32_fast(float x) {
+    return _mm256_cvtss_f32(normops_exp32_fast8(_mm256_set1_ps(x)));
+}
+
+/* y[i] = fast exp(x[i] - shift), the difference rounded first; y may be x */
+static void normops_exp32_fast_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
+    __m256 s = _mm256_set1_ps(shift);
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, normops_exp32_fast8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
+    if (i < n) {  /* the tail through a copy */
+        float tail[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];
+        for (ptrdiff_t j = 0; j < n - i; j++)
+            tail[j] = x[i + j] - shift;
+        _mm256_storeu_ps(out, normops_exp32_fast8(_mm256_loadu_ps(tail)));
+        for (ptrdiff_t j = 0; j < n - i; j++)
+            y[i + j] = out[j];
     }
 }
 #else
@@ -456,6 +523,13 @@ NORMOPS_SCALAR_MAP(log32, float)
 /* log: below 2^-41.6 (polynomial 2^-41.8), at most 2^11.4 ulps */
 #define NORMOPS_LOGF64_TOL 0x2000u
 
+/* What a vector loop's caller knows of the range of exp32's arguments
+ * (the quick paths below: normops_exp32_quick16 says what each allows) */
+#define NORMOPS_EXP_ANY 0
+#define NORMOPS_EXP_BELOW_89 1
+#define NORMOPS_EXP_NORMAL 2
+#define NORMOPS_EXPF32_TINY (-87.3f)
+
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 /* The careful path on the hard elements of a vector (bit i of lanes set:
  * element i is recomputed; d holds the vector's inputs). Recomputing an
@@ -522,11 +596,8 @@ NORMOPS_ALWAYS_INLINE __m512 normops_cvt2pd_ps(__m512d lo, __m512d hi) {
  * NORMOPS_EXP_BELOW_89 at most 89 (Softmax's x - max <= 0), no clamp;
  * NORMOPS_EXP_NORMAL also at least -87.3 (a Softmax row whose minimum is
  * that close to its maximum): no lane is +0 or tiny, so neither mask is
- * made. The arithmetic on each lane is the same in all three. */
-#define NORMOPS_EXP_ANY 0
-#define NORMOPS_EXP_BELOW_89 1
-#define NORMOPS_EXP_NORMAL 2
-#define NORMOPS_EXPF32_TINY (-87.3f)
+ * made. The arithmetic on each lane is the same in all three. (AVX2's
+ * normops_exp32_quick8 takes the same three.) */
 /* exp32(-v) instead of exp32(v) when negated (Sigmoid's e^-x; range
  * NORMOPS_EXP_ANY): -v is never formed, the signs go into the constants
  * and the comparisons (t = -v/ln2 + SHIFT, rh = -v - kd LN2_HI, each the
@@ -704,11 +775,15 @@ NORMOPS_ALWAYS_INLINE __m256 normops_exp16_table8(const float* t32, __m256i j, _
     return _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, j), _mm256_permutevar8x32_ps(b, j), upper);
 }
 
-NORMOPS_ALWAYS_INLINE __m256 normops_exp32_quick8(__m256 v, int* hard, int below_89) {
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_quick8(__m256 v, int* hard, int range) {
     const __m256 shift = _mm256_set1_ps(NORMOPS_EXPF32_SHIFT16);
-    __m256 c = below_89 ? v : _mm256_min_ps(_mm256_set1_ps(89.0f), v);  /* min keeps a NaN in v */
-    __m256 live = _mm256_cmp_ps(c, _mm256_set1_ps(-104.0f), _CMP_NLE_UQ);  /* > -104 or NaN */
-    __m256 tiny = _mm256_cmp_ps(c, _mm256_set1_ps(-87.3f), _CMP_LT_OQ);
+    __m256 c = range != NORMOPS_EXP_ANY ? v : _mm256_min_ps(_mm256_set1_ps(89.0f), v);  /* min keeps a NaN in v */
+    /* range NORMOPS_EXP_NORMAL: every lane in [-87.3, 88] (the callers':
+     * in [-87.3, 0]), so no lane is +0, tiny or +inf and no mask is made */
+    int normal = range == NORMOPS_EXP_NORMAL;
+    __m256 live = normal ? _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+        : _mm256_cmp_ps(c, _mm256_set1_ps(-104.0f), _CMP_NLE_UQ);  /* > -104 or NaN */
+    __m256 tiny = normal ? _mm256_setzero_ps() : _mm256_cmp_ps(c, _mm256_set1_ps(NORMOPS_EXPF32_TINY), _CMP_LT_OQ);
     __m256 over = _mm256_cmp_ps(c, _mm256_set1_ps(NORMOPS_EXPF32_OVERFLOW), _CMP_GE_OQ);
     __m256 t = _mm256_fmadd_ps(c, _mm256_set1_ps(NORMOPS_EXPF32_INVLN2), shift);
     __m256 kd = _mm256_sub_ps(t, shift);  /* k/16 */
@@ -728,12 +803,28 @@ NORMOPS_ALWAYS_INLINE __m256 normops_exp32_quick8(__m256 v, int* hard, int below
     __m256 tt = _mm256_add_ps(_mm256_fmadd_ps(hi, u, _mm256_fmadd_ps(lo, rs, lo)), e);
     __m256 y1 = _mm256_add_ps(s, _mm256_add_ps(tt, _mm256_set1_ps(NORMOPS_EXPF32_DELTA_AVX2)));
     __m256 y2 = _mm256_add_ps(s, _mm256_sub_ps(tt, _mm256_set1_ps(NORMOPS_EXPF32_DELTA_AVX2)));
-    *hard = _mm256_movemask_ps(_mm256_and_ps(live, _mm256_or_ps(tiny, _mm256_cmp_ps(y1, y2, _CMP_NEQ_UQ))));
+    __m256 differ = _mm256_cmp_ps(y1, y2, _CMP_NEQ_UQ);
+    *hard = _mm256_movemask_ps(normal ? differ : _mm256_and_ps(live, _mm256_or_ps(tiny, differ)));
     __m256i scale = _mm256_sub_epi32(
         _mm256_and_si256(_mm256_slli_epi32(j, 19), _mm256_set1_epi32((int)0xFF800000u)),
         _mm256_and_si256(_mm256_slli_epi32(_mm256_castps_si256(shift), 19), _mm256_set1_epi32((int)0xFF800000u)));
     __m256 y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y1), scale));
-    return _mm256_and_ps(live, _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), over));
+    return normal ? y : _mm256_and_ps(live, _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), over));
+}
+
+/* exp32 of 8 lanes in a register: the quick path, then the careful path
+ * on its flagged lanes (for loops that keep the results in registers) */
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_exact8(__m256 v, int range) {
+    int hard;
+    __m256 y = normops_exp32_quick8(v, &hard, range);
+    if (__builtin_expect(hard != 0, 0)) {
+        float d[8], e[8];
+        _mm256_storeu_ps(d, v);
+        _mm256_storeu_ps(e, y);
+        normops_exp32_careful(d, e, (unsigned)hard);
+        y = _mm256_loadu_ps(e);
+    }
+    return y;
 }
 
 NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float shift, float* y, ptrdiff_t n,
@@ -817,7 +908,7 @@ static void normops_exp32_array(const float* x, float* y, ptrdiff_t n) {
     normops_exp32_shifted_array(x, 0.0f, y, n);
 }
 NORMOPS_SCALAR_MAP(exp32_fast, float)
-#if !defined(__AVX512F__)
+#if !defined(__AVX512F__) && !(defined(__AVX2__) && defined(__FMA__))
 NORMOPS_NO_PRE
 static void normops_exp32_fast_shifted_array(const float* x, float shift, float* y, ptrdiff_t n) {
     NORMOPS_IVDEP
