@@ -424,3 +424,20 @@ def test_page_from_stored_results(stored_page):
                  "## NumPy/SciPy-style functions", "## ONNX sessions",
                  "`normops.run` against the named function", "OMP_WAIT_POLICY=PASSIVE"):
         assert part in text, part
+
+
+def test_call_as_written_makes_the_call_with_its_own_arguments():
+    seen = []
+
+    def fn(*args, **kwargs):
+        seen.append((args, kwargs))
+        return len(seen)
+
+    x, y = np.zeros(3), np.ones(2)
+    call = cases.call_as_written(fn, [x, y], {"axis": 1, "mode": "fast"})
+    assert call() == 1 and call() == 2
+    (args, kwargs), _ = seen
+    assert args[0] is x and args[1] is y and kwargs == {"axis": 1, "mode": "fast"}
+    assert cases.call_as_written(fn)() == 3 and seen[-1] == ((), {})
+    with pytest.raises(ValueError, match="identifier"):
+        cases.call_as_written(fn, (), {"not a name": 1})

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .cases import Case
+from .cases import Case, call_as_written
 
 __all__ = [
     "RUNTIMES",
@@ -92,8 +92,7 @@ class NormopsRuntime(Runtime):
             fn = getattr(fn, part, None)
         if fn is None:
             raise RuntimeUnavailable(f"normops has no function {case.normops_fn}()")
-        kwargs = dict(case.attributes, mode=self.mode, n_threads=threads)
-        return lambda: fn(*inputs, **kwargs)
+        return call_as_written(fn, inputs, dict(case.attributes, mode=self.mode, n_threads=threads))
 
 
 class NumpyRuntime(Runtime):

@@ -32,8 +32,15 @@ from .cases import get_case
 from .runtimes import CaseUnsupported, RuntimeUnavailable, get_runtime, output_array, prepare
 
 #: Calls faster than this are timed in batches, so the clock's own cost
-#: (tens of ns) stays below 1% of a sample.
+#: (tens of ns) stays below 1% of a sample; slower calls are timed one by
+#: one, so that a p90 is a per-call tail.
 BATCH_TARGET_NS = 10_000
+#: How long a batch of such short calls lasts. Interleaved, the first call
+#: of a batch follows another runtime's calls and runs with cold caches and
+#: branch predictors (about 2 µs more on a 1 µs call here); in a 10 µs
+#: batch that would be a fifth of every figure, which measures the switch
+#: between libraries rather than the call.
+SHORT_BATCH_NS = 50_000
 
 
 def measure(fn, *, warmup: int, repeat: int, budget: float, min_samples: int = 5) -> dict:
@@ -160,15 +167,16 @@ def run_spec(spec: dict) -> dict:
 
 
 def _batch_size(fn) -> int:
-    """Calls per sample: 1, or enough that a sample lasts BATCH_TARGET_NS
-    (the time per call estimated from a burst of three)."""
+    """Calls per sample: 1 from BATCH_TARGET_NS a call, else enough that a
+    sample lasts SHORT_BATCH_NS (the time per call estimated from a burst of
+    three)."""
     clock = time.perf_counter_ns
     t0 = clock()
     fn()
     fn()
     fn()
     est = max(1, (clock() - t0) // 3)
-    return 1 if est >= BATCH_TARGET_NS else int(math.ceil(BATCH_TARGET_NS / est))
+    return 1 if est >= BATCH_TARGET_NS else int(math.ceil(SHORT_BATCH_NS / est))
 
 
 def _stats(samples) -> dict:
@@ -183,7 +191,7 @@ def interleave(calls: dict, *, warmup: int, repeat: int, budget: float, min_samp
 
     Each gets its warm-up (`warmup` calls, at most a quarter of its share
     of the budget) and its batch size (1, or enough calls that a sample
-    lasts `BATCH_TARGET_NS`). Then rounds: one sample of each callable per
+    lasts `SHORT_BATCH_NS`). Then rounds: one sample of each callable per
     round, A B C, B C A, C A B ... (the order rotates so that none always
     follows the same one), until every callable has `repeat` samples or the
     `budget` seconds are spent with at least `min_samples` each. The
