@@ -19,7 +19,8 @@ cdef extern from "rowmax.h" nogil:
 
 cdef extern from "softmax_steps.h" nogil:
     float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
-                                           int keep, const float* next, float* next_max)
+                                           int keep, const float* next, float* next_max, float row_min,
+                                           float* next_min)
     float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, Py_ssize_t n,
                                       int keep, const float* next, float* next_max, float row_min,
                                       float* next_min)
@@ -120,8 +121,8 @@ cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ss
     row_max: in, this row's maximum if already known, else NaN; out, the
     next row's maximum if this row's pass found it, else NaN (the maximum
     is exact in any order, so where it is computed does not matter).
-    row_min likewise with the minimum, which the exact float32 pass uses
-    (an exponential's range test it can skip) and finds at AVX-512 only.
+    row_min likewise with the minimum, which the float32 passes use (an
+    exponential's range test they can skip) and find at AVX-512 and AVX2.
 
     A row holding NaN or +inf, or only -inf, is NaN throughout. The maximum
     m ignores NaN, so +inf and only -inf show in m, and a NaN shows in the
@@ -144,7 +145,7 @@ cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ss
         # e[j] = exp32(x[j] - m), the difference rounded first, and their
         # sum in one pass (every x[j] - m is <= 0 or NaN)
         if fast:
-            return normops_exp32_fast_shifted_sum16(x, m, e, d, n, keep, next, row_max)
+            return normops_exp32_fast_shifted_sum16(x, m, e, d, n, keep, next, row_max, lo, row_min)
         return normops_exp32_shifted_sum16(x, m, e, d, n, keep, next, row_max, lo, row_min)
     else:  # float64 has one exponential in both flavours
         for j in range(n):

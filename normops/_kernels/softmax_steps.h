@@ -123,11 +123,22 @@ NORMOPS_ALWAYS_INLINE float normops_exp_shifted_sum16_avx512(const float* x, flo
 
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
-                                                     float* next_max) {
+                                                     float* next_max, float row_min, float* next_min) {
+    (void)row_min;  /* vscalefps takes every range at the same cost */
     return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0, NULL, 0.0f,
-                                            __builtin_nanf(""), NULL);
+                                            __builtin_nanf(""), next_min);
 }
 #elif defined(__AVX2__) && defined(__FMA__)
+/* the fast exponential of v, its lanes in range (NORMOPS_EXP_NORMAL: in
+ * (-86, 0] or NaN; the NaN lanes made canonical, as normops_exp32_fast8
+ * does, so that they reach the sum) */
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_in(__m256 v, int range) {
+    if (range != NORMOPS_EXP_NORMAL)
+        return normops_exp32_fast8(v);
+    return _mm256_blendv_ps(normops_exp32_fast8_normal(v), _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)),
+                            _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
 /* The AVX2 pass of both flavours: two vectors hold the sixteen partials
  * (part q, lane l: partial 8q + l), so the sum rides along with the
  * exponentials here too. Adds the terms of x[0..n) to p. exact: exp32 (its range as
@@ -147,8 +158,8 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
             _mm256_storeu_ps(d + i, v0);
             _mm256_storeu_ps(d + i + 8, v1);
         }
-        __m256 e0 = exact ? normops_exp32_exact8(v0, range) : normops_exp32_fast8(v0);
-        __m256 e1 = exact ? normops_exp32_exact8(v1, range) : normops_exp32_fast8(v1);
+        __m256 e0 = exact ? normops_exp32_exact8(v0, range) : normops_exp32_fast8_in(v0, range);
+        __m256 e1 = exact ? normops_exp32_exact8(v1, range) : normops_exp32_fast8_in(v1, range);
         if (next) {  /* max and min return their second operand when either is NaN */
             __m256 w0 = _mm256_loadu_ps(next + i), w1 = _mm256_loadu_ps(next + i + 8);
             *mx = _mm256_max_ps(w1, _mm256_max_ps(w0, *mx));
@@ -213,19 +224,25 @@ NORMOPS_ALWAYS_INLINE float normops_exp_sum_row_avx2(const float* x, float shift
     return normops_f32_fold(&p);
 }
 
+/* row_min (or NaN: unknown) within 86 of shift: every difference is in
+ * (-86, 0] or NaN (x - shift >= RN(row_min - shift), rounding being
+ * monotonic), so the fast exponential skips its clamps and range test. */
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
-                                                     float* next_max) {
-    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_BELOW_89, next, next_max, NULL);
+                                                     float* next_max, float row_min, float* next_min) {
+    int range = row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO ? NORMOPS_EXP_NORMAL : NORMOPS_EXP_BELOW_89;
+    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, range, next, next_max, next_min);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
-                                                     float* next_max) {
+                                                     float* next_max, float row_min, float* next_min) {
     float total;
     (void)keep;
     (void)next;
     (void)next_max;
+    (void)row_min;
+    (void)next_min;
     if (d) {  /* exp(d - 0) is exp(d): d - 0 is d for every float, -0 included */
         for (ptrdiff_t i = 0; i < n; i++)
             d[i] = x[i] - shift;
@@ -672,7 +689,15 @@ NORMOPS_ALWAYS_INLINE __m512 normops_sigmoid16(__m512 x, int fast) {
 NORMOPS_ALWAYS_INLINE __m256 normops_sigmoid8(__m256 x, int fast) {
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 m = _mm256_sub_ps(_mm256_setzero_ps(), x);
-    __m256 e = fast ? normops_exp32_fast8(m) : normops_exp32_exact8(m, 0);
+    __m256 e;
+    if (!fast && normops_exp32_normal_lanes8(m))  /* no range masks: the same bits */
+        e = normops_exp32_exact8(m, NORMOPS_EXP_NORMAL);
+    else if (!fast)
+        e = normops_exp32_exact8(m, NORMOPS_EXP_ANY);
+    else if (normops_fast8_normal_lanes(m))  /* no clamp, no NaN: the same bits */
+        e = normops_exp32_fast8_normal(m);
+    else
+        e = normops_exp32_fast8(m);
     return _mm256_div_ps(one, _mm256_add_ps(one, e));
 }
 #endif
