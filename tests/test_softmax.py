@@ -431,6 +431,55 @@ def test_fast_flavour_follows_its_order_of_operations(op):
             isa.load(level).set_serial_threshold(old_serial[level])
 
 
+def test_fast_flavour_where_the_range_skips_the_exponentials_clamps():
+    # rows whose minimum is within 86 of their maximum, and Sigmoid vectors
+    # whose every -x is in (-86, 88), take the fast exponential without its
+    # clamps and range test (AVX2): rows and vectors on both sides of those
+    # borders, the borders themselves, NaN and -inf among them, against
+    # the model (whose exponential is the whole one)
+    rng = np.random.default_rng(31)
+    rows = []
+    for low in (-85.99, -86.0, -86.01, -87.3, -90.0, -104.0, -20.0):
+        for cols in (130, 257):
+            row = rng.uniform(low, 0.0, cols).astype(np.float32) + np.float32(2.5)
+            row[rng.integers(cols)] = np.float32(low) + np.float32(2.5)
+            row[rng.integers(cols)] = np.float32(2.5)
+            rows.append(np.resize(row, 257))
+    x = np.stack(rows)
+    x[3, 7] = np.nan
+    x[6, 0] = -np.inf
+    x[8, :] = -np.inf
+    edges = np.array([-88.0, -87.99, -86.0, -85.99, 85.99, 86.0, 86.01, 88.0, 89.0, np.nan, -np.inf, np.inf],
+                     np.float32)
+    sig = np.concatenate([rng.uniform(-90, 90, 4099).astype(np.float32), edges,
+                          rng.uniform(-85, 85, 64).astype(np.float32)])
+    sig[rng.integers(0, sig.size, 40)] = rng.choice(edges, 40)
+    for level in isa.available_levels():
+        with isa.use(level):
+            for op, arr in (("Softmax", x), ("LogSoftmax", x), ("Sigmoid", sig)):
+                for cols in ((130, 257) if op != "Sigmoid" else (None,)):
+                    part = arr if cols is None else np.ascontiguousarray(arr[:, :cols])
+                    want = fast_model(op, part)
+                    for t in (1, 2, 3):
+                        same_bits(normops.run(op, [part], mode="fast", n_threads=t)[0], want)
+
+
+def test_exact_sigmoid_where_vectors_skip_the_exponentials_range_masks():
+    # a vector whose every -x is in [-87.3, 88] takes exp32 without its
+    # range masks (AVX2): vectors on both sides of those borders
+    rng = np.random.default_rng(32)
+    edges = np.array([-88.0, -88.01, -88.73, 87.29, 87.3, 87.31, 104.0, 103.9, np.nan, -np.inf, np.inf, -0.0],
+                     np.float32)
+    x = np.concatenate([rng.uniform(-90, 110, 4099).astype(np.float32), edges,
+                        rng.uniform(-87, 87, 64).astype(np.float32)])
+    x[rng.integers(0, x.size, 40)] = rng.choice(edges, 40)
+    want = normops.reference.run("Sigmoid", [x])[0]
+    for level in isa.available_levels():
+        with isa.use(level):
+            for t in (1, 2, 3):
+                same_bits(normops.run("Sigmoid", [x], mode="exact", n_threads=t)[0], want)
+
+
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
 def test_streaming_stores_do_not_change_bits(op):
     # outputs that start anywhere within a 64-byte line, widths that are
