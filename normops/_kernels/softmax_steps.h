@@ -230,8 +230,10 @@ NORMOPS_ALWAYS_INLINE float normops_exp_sum_row_avx2(const float* x, float shift
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
                                                      float* next_max, float row_min, float* next_min) {
-    int range = row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO ? NORMOPS_EXP_NORMAL : NORMOPS_EXP_BELOW_89;
-    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, range, next, next_max, next_min);
+    /* two calls, each range a constant: one loop compiled for each */
+    if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)
+        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_NORMAL, next, next_max, next_min);
+    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_BELOW_89, next, next_max, next_min);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
