@@ -1,11 +1,12 @@
-"""The exact Softmax's division inside the next row's pass, on and off.
+"""Softmax's last pass inside the next row's pass (exact: the division;
+fast: the product by the reciprocal), on and off.
 
-    python bench/softmax_divide_in_pass.py [--threads 1,2] [--rounds 60]
+    python bench/softmax_divide_in_pass.py [--threads 1,2] [--rounds 60] [--modes exact,fast]
 
 Each case is called with the division in the pass (softmax_steps.h, 1c)
 and as a pass of its own, alternately in one process (the order swapped
 every round, a few calls per sample); the report gives the medians and
-on/off (below 1: the division in the pass is faster). The bits are the
+on/off (below 1: the last pass inside the next is faster). The bits are the
 same either way (tests/test_softmax.py). Results:
 docs/performance-analysis.md, "The exact Softmax's division inside the
 next row's pass".
@@ -26,26 +27,27 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--modes", default="exact")
     args = parser.parse_args()
     mod = _isa.load(_isa.current_level())
     rng = np.random.default_rng(0)
     print(f"level {_isa.current_level()}; median µs per call, {args.rounds} rounds")
-    print(f"{'case':<16} {'T':>2} {'in pass':>9} {'own pass':>9} {'in/own':>7}")
-    for t in (int(v) for v in args.threads.split(",")):
-        for rows, cols in SHAPES:
-            x = rng.standard_normal((rows, cols), dtype=np.float32)
-            calls = max(1, 2_000_000 // x.size)
-            times = {True: [], False: []}
-            for r in range(args.rounds):
-                for on in ((True, False) if r % 2 == 0 else (False, True)):
-                    mod.set_softmax_divide_in_pass(on)
-                    t0 = time.perf_counter()
-                    for _ in range(calls):
-                        normops.ops.softmax(x, axis=-1, n_threads=t)
-                    times[on].append((time.perf_counter() - t0) / calls * 1e6)
-            mod.set_softmax_divide_in_pass(True)
-            a, b = statistics.median(times[True]), statistics.median(times[False])
-            print(f"{rows}x{cols:<11} {t:>2} {a:>9.1f} {b:>9.1f} {a / b:>6.2f}x")
+    print(f"{'case':<16} {'mode':<6} {'T':>2} {'in pass':>9} {'own pass':>9} {'in/own':>7}")
+    for t, mode, (rows, cols) in ((t, m, s) for t in (int(v) for v in args.threads.split(","))
+                                  for m in args.modes.split(",") for s in SHAPES):
+        x = rng.standard_normal((rows, cols), dtype=np.float32)
+        calls = max(1, 2_000_000 // x.size)
+        times = {True: [], False: []}
+        for r in range(args.rounds):
+            for on in ((True, False) if r % 2 == 0 else (False, True)):
+                mod.set_softmax_divide_in_pass(on)
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    normops.ops.softmax(x, axis=-1, mode=mode, n_threads=t)
+                times[on].append((time.perf_counter() - t0) / calls * 1e6)
+        mod.set_softmax_divide_in_pass(True)
+        a, b = statistics.median(times[True]), statistics.median(times[False])
+        print(f"{rows}x{cols:<11} {mode:<6} {t:>2} {a:>9.1f} {b:>9.1f} {a / b:>6.2f}x")
 
 
 if __name__ == "__main__":

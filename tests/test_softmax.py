@@ -513,12 +513,15 @@ def test_streaming_stores_do_not_change_bits(op):
                         mod.set_serial_threshold(old_serial)
 
 
-def test_exact_softmax_division_in_the_next_rows_pass():
-    # the exact Softmax divides each row inside the next row's pass
-    # (AVX-512; elsewhere the same call divides first): against the row's
-    # own division pass and the specification, with the rows that make no
-    # pass (+-inf maximum) or a NaN sum next to ordinary ones, first and
-    # last, widths past the short-row cut-off with tails, 1..8 threads
+@pytest.mark.parametrize("fast", [False, True])
+def test_softmax_last_pass_in_the_next_rows_pass(fast):
+    # Softmax finishes each row (exact: divides it; fast: multiplies it by
+    # RN(1 / s)) inside the next row's pass (exact at AVX-512 and AVX2,
+    # fast at AVX2; elsewhere the same call finishes it first): against the
+    # row's own last pass and the specification (or the fast model), with
+    # the rows that make no pass (+-inf maximum) or a NaN sum next to
+    # ordinary ones, first and last, widths past the short-row cut-off with
+    # tails, 1..8 threads
     rng = np.random.default_rng(23)
     for level in isa.available_levels():
         mod = isa.load(level)
@@ -531,16 +534,17 @@ def test_exact_softmax_division_in_the_next_rows_pass():
             old = mod.set_softmax_divide_in_pass(False)
             try:
                 want = np.empty_like(x)
-                mod.softmax_rows(x.reshape(-1), want, rows, cols, 0, False, 1)
+                mod.softmax_rows(x.reshape(-1), want, rows, cols, 0, fast, 1)
             finally:
                 mod.set_softmax_divide_in_pass(old)
-            same_bits(want, normops.reference.run("Softmax", [x])[0])
+            with isa.use(level):
+                same_bits(want, fast_model("Softmax", x) if fast else normops.reference.run("Softmax", [x])[0])
             for t in (1, 2, 3, 8):
                 got = np.empty_like(x)
-                mod.softmax_rows(x.reshape(-1), got, rows, cols, 0, False, t)
+                mod.softmax_rows(x.reshape(-1), got, rows, cols, 0, fast, t)
                 same_bits(got, want)
                 y = x.copy()  # y may be x
-                mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, 0, False, t)
+                mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, 0, fast, t)
                 same_bits(y, want)
 
 

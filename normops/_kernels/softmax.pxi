@@ -29,6 +29,10 @@ cdef extern from "softmax_steps.h" nogil:
                                        float* next_max, float* prev, float prev_s, float row_min,
                                        float* next_min)
     int NORMOPS_DIVIDE_IN_PASS
+    float normops_exp32_fast_sum16_scaling(const float* x, float shift, float* e, Py_ssize_t n, const float* next,
+                                           float* next_max, float* prev, float prev_t, float row_min,
+                                           float* next_min)
+    int NORMOPS_SCALE_IN_PASS
     void normops_scale_float(const float* e, float r, float* y, Py_ssize_t n, int stream)
     void normops_subtract_float(float* y, float log_s, Py_ssize_t n)
     void normops_stream_fence()
@@ -81,8 +85,9 @@ DEF MAX_GROUP_ROWS = 16
 # short rows take sixteen-row folds (softmax_steps.h, 3b); off only to
 # compare with the row-at-a-time code in tests
 cdef bint SHORT_ROWS_ON = True
-# the exact Softmax divides a row inside the next row's pass where the level
-# has that code (softmax_steps.h, 1c); off only to compare in tests and bench
+# Softmax finishes a row (exact: divides it; fast: scales it) inside the next
+# row's pass where the level has that code (softmax_steps.h, 1c); off only
+# to compare in tests and bench
 cdef bint DIVIDE_IN_PASS_ON = True
 cdef Py_ssize_t GROUP_ELEMENTS = 1024
 cdef Py_ssize_t LOG_GROUP_ELEMENTS = 4096
@@ -185,20 +190,31 @@ cdef void softmax_row_last(floating* y, floating* e, Py_ssize_t n, SoftmaxKind k
             y[j] = e[j] / s  # one division per element, no reciprocal
 
 
-cdef void exact_softmax_rows(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
-                             Py_ssize_t cols) noexcept nogil:
-    """Rows first..last-1 of the exact float32 Softmax, each row's last
-    pass (the division by its sum) run inside the next row's pass
-    (softmax_steps.h, 1c); the steps and their bits are softmax_row_sum's
-    and softmax_row_last's. pending: a row of exponentials in y waiting for
-    its division, pending_s its sum."""
+cdef inline void finish_pending(float* row, float by, Py_ssize_t cols, bint fast) noexcept nogil:
+    """A Softmax row's last pass on its own: row / by (exact), row * by (fast)."""
+    if fast:
+        normops_scale_float(row, by, row, cols, 0)
+    else:
+        normops_divide_float_array(row, by, row, cols)
+
+
+cdef void softmax_rows_finished_in_pass(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
+                                        Py_ssize_t cols, bint fast) noexcept nogil:
+    """Rows first..last-1 of the float32 Softmax, each row's last pass (the
+    division by its sum; fast: the product by RN(1 / sum)) run inside the
+    next row's pass (softmax_steps.h, 1c); the steps and their bits are
+    softmax_row_sum's and softmax_row_last's. pending: a row of
+    exponentials in y waiting for its last pass, pending_by what it is
+    divided (exact) or multiplied (fast) by."""
     cdef float carried = <float>NAN, carried_min = <float>NAN
-    cdef float m, s, lo, pending_s = 0
+    cdef float m, s, lo, pending_by = 0
     cdef float* pending = NULL
     cdef float* row
+    cdef const float* next
     cdef Py_ssize_t r, j
     for r in range(first, last):
         row = y + r * cols
+        next = x + (r + 1) * cols if r + 1 < last else NULL
         m, lo = carried, carried_min
         carried = carried_min = <float>NAN
         if m != m:
@@ -206,21 +222,24 @@ cdef void exact_softmax_rows(const float* x, float* y, Py_ssize_t first, Py_ssiz
         if m == INFINITY or m == -INFINITY:
             s = <float>NAN  # step 1: a NaN row, no exponentials
         else:
-            s = normops_exp32_sum16_dividing(x + r * cols, m, row, cols,
-                                             x + (r + 1) * cols if r + 1 < last else NULL, &carried,
-                                             pending, pending_s, lo, &carried_min)
+            if fast:
+                s = normops_exp32_fast_sum16_scaling(x + r * cols, m, row, cols, next, &carried,
+                                                     pending, pending_by, lo, &carried_min)
+            else:
+                s = normops_exp32_sum16_dividing(x + r * cols, m, row, cols, next, &carried,
+                                                 pending, pending_by, lo, &carried_min)
             pending = NULL
         if pending != NULL:  # this row made no pass: the waiting row on its own
-            normops_divide_float_array(pending, pending_s, pending, cols)
+            finish_pending(pending, pending_by, cols, fast)
             pending = NULL
         if s != s:
             for j in range(cols):
                 row[j] = <float>NAN
         else:
             pending = row
-            pending_s = s
+            pending_by = (<float>1) / s if fast else s
     if pending != NULL:
-        normops_divide_float_array(pending, pending_s, pending, cols)
+        finish_pending(pending, pending_by, cols, fast)
 
 
 cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ssize_t first,
@@ -260,8 +279,9 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
         if (not stream and SHORT_ROWS_ON
                 and normops_softmax_short_rows(x, y, first, last, cols, log_softmax, fast)):
             return
-        if NORMOPS_DIVIDE_IN_PASS and DIVIDE_IN_PASS_ON and kind == KIND_SOFTMAX and not fast and not stream:
-            exact_softmax_rows(x, y, first, last, cols)
+        if (DIVIDE_IN_PASS_ON and kind == KIND_SOFTMAX and not stream
+                and (NORMOPS_SCALE_IN_PASS if fast else NORMOPS_DIVIDE_IN_PASS)):
+            softmax_rows_finished_in_pass(x, y, first, last, cols, fast)
             return
     r = first
     while r < last:
@@ -626,8 +646,9 @@ def set_softmax_short_rows(bint on):
 
 
 def set_softmax_divide_in_pass(bint on):
-    """Switch the exact Softmax's division inside the next row's pass on or
-    off (tests compare the two); returns the previous setting."""
+    """Switch Softmax's last pass inside the next row's pass (exact: the
+    division; fast: the product by the reciprocal) on or off (tests compare
+    the two); returns the previous setting."""
     global DIVIDE_IN_PASS_ON
     cdef bint old = DIVIDE_IN_PASS_ON
     DIVIDE_IN_PASS_ON = on

@@ -148,12 +148,20 @@ NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_in(__m256 v, int range) {
  * and mn on the way. */
 NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shift, float* e, float* d, ptrdiff_t n,
                                                      int keep, int exact, int range, normops_f32_partials* p,
-                                                     const float* next, __m256* mx, __m256* mn) {
-    __m256 s = _mm256_set1_ps(shift);
+                                                     const float* next, __m256* mx, __m256* mn, float* prev,
+                                                     float prev_by) {
+    __m256 s = _mm256_set1_ps(shift), by = _mm256_set1_ps(prev_by);
     ptrdiff_t full = n - n % 16;
     for (ptrdiff_t i = 0; i < full; i += 16) {
         __m256 v0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), s);
         __m256 v1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), s);
+        if (prev && exact) {  /* the previous row's last pass (1c), beside this arithmetic */
+            _mm256_storeu_ps(prev + i, _mm256_div_ps(_mm256_loadu_ps(prev + i), by));
+            _mm256_storeu_ps(prev + i + 8, _mm256_div_ps(_mm256_loadu_ps(prev + i + 8), by));
+        } else if (prev) {
+            _mm256_storeu_ps(prev + i, _mm256_mul_ps(_mm256_loadu_ps(prev + i), by));
+            _mm256_storeu_ps(prev + i + 8, _mm256_mul_ps(_mm256_loadu_ps(prev + i + 8), by));
+        }
         if (d) {
             _mm256_storeu_ps(d + i, v0);
             _mm256_storeu_ps(d + i + 8, v1);
@@ -175,6 +183,8 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
     if (full < n) {  /* through a copy: exp(d - 0) is exp(d), d - 0 being d for every float */
         float t[16], w[16];
         ptrdiff_t len = n - full;
+        for (ptrdiff_t j = full; prev && j < n; j++)  /* the same operation, one element at a time */
+            prev[j] = exact ? prev[j] / prev_by : prev[j] * prev_by;
         for (ptrdiff_t j = 0; j < 16; j++) {
             t[j] = j < len ? x[full + j] - shift : 0.0f;
             w[j] = next && j < len ? next[full + j] : __builtin_nanf("");  /* NaN: ignored */
@@ -212,10 +222,10 @@ NORMOPS_ALWAYS_INLINE float normops_hmin8(__m256 v) {
  * when next (next_min may be NULL). */
 NORMOPS_ALWAYS_INLINE float normops_exp_sum_row_avx2(const float* x, float shift, float* e, float* d, ptrdiff_t n,
                                                     int keep, int exact, int range, const float* next,
-                                                    float* next_max, float* next_min) {
+                                                    float* next_max, float* next_min, float* prev, float prev_by) {
     normops_f32_partials p = {{{0}}};
     __m256 mx = _mm256_set1_ps(-__builtin_inff()), mn = _mm256_set1_ps(__builtin_inff());
-    normops_exp_sum_terms_avx2(x, shift, e, d, n, keep, exact, range, &p, next, &mx, &mn);
+    normops_exp_sum_terms_avx2(x, shift, e, d, n, keep, exact, range, &p, next, &mx, &mn, prev, prev_by);
     if (next) {
         *next_max = normops_hmax8(mx);
         if (next_min)
@@ -232,8 +242,10 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
                                                      float* next_max, float row_min, float* next_min) {
     /* two calls, each range a constant: one loop compiled for each */
     if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)
-        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_NORMAL, next, next_max, next_min);
-    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_BELOW_89, next, next_max, next_min);
+        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_NORMAL, next, next_max, next_min,
+                                        NULL, 0.0f);
+    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
+                                    NULL, 0.0f);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
@@ -343,8 +355,10 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
                                                 int keep, const float* next, float* next_max, float row_min,
                                                 float* next_min) {
     if (row_min - shift >= NORMOPS_EXPF32_TINY)  /* as at AVX-512; false for NaN (unknown) */
-        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_NORMAL, next, next_max, next_min);
-    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_BELOW_89, next, next_max, next_min);
+        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_NORMAL, next, next_max, next_min,
+                                        NULL, 0.0f);
+    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
+                                    NULL, 0.0f);
 }
 #else
 #define NORMOPS_EXACT_PIECE 512
@@ -384,24 +398,41 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
 }
 #endif
 
-/* 1c. Exact Softmax rows of one length in turn: the row pass of 1b with
- * the previous row's last pass, y[i] = e[i] / s by the division (the same
- * bits as normops_divide_float_array), in the same loop: prev (or NULL)
- * holds that row's n exponentials and becomes its results, prev_s is its
- * sum. At AVX-512 the divider then works beside the exponential's
- * arithmetic instead of in a pass of its own; elsewhere the previous row
- * is divided first, then this row's pass (NORMOPS_DIVIDE_IN_PASS tells the
- * caller which, so that it keeps its grouped rows there). */
+/* 1c. Softmax rows of one length in turn: the row pass of 1b with the
+ * previous row's last pass in the same loop: prev (or NULL) holds that
+ * row's n exponentials and becomes its results, y[i] = e[i] / prev_by
+ * (exact: the division, the bits of normops_divide_float_array) or
+ * e[i] * prev_by (fast: prev_by = RN(1 / s), the bits of
+ * normops_scale_float). At AVX-512 (exact) and AVX2 (both flavours) that
+ * last pass then runs beside the exponential's arithmetic, on a row still
+ * in the L1 cache, instead of in a pass of its own; elsewhere the previous
+ * row is finished first, then this row's pass (NORMOPS_DIVIDE_IN_PASS and
+ * NORMOPS_SCALE_IN_PASS tell the caller which, so that it keeps its
+ * grouped rows there). */
 #if defined(__AVX512F__)
 #define NORMOPS_DIVIDE_IN_PASS 1
+#define NORMOPS_SCALE_IN_PASS 0
 static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
                                                  const float* next, float* next_max, float* prev, float prev_s,
                                                  float row_min, float* next_min) {
     return normops_exp_shifted_sum16_avx512(x, shift, e, NULL, n, 1, next, next_max, 1, prev, prev_s, row_min,
                                             next_min);
 }
+#elif defined(__AVX2__) && defined(__FMA__)
+#define NORMOPS_DIVIDE_IN_PASS 1
+#define NORMOPS_SCALE_IN_PASS 1
+static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
+                                                 const float* next, float* next_max, float* prev, float prev_s,
+                                                 float row_min, float* next_min) {
+    if (row_min - shift >= NORMOPS_EXPF32_TINY)  /* as normops_exp32_shifted_sum16 */
+        return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 1, NORMOPS_EXP_NORMAL, next, next_max, next_min,
+                                        prev, prev_s);
+    return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 1, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
+                                    prev, prev_s);
+}
 #else
 #define NORMOPS_DIVIDE_IN_PASS 0
+#define NORMOPS_SCALE_IN_PASS 0
 static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
                                                  const float* next, float* next_max, float* prev, float prev_s,
                                                  float row_min, float* next_min) {
@@ -482,6 +513,27 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; i++)
         y[i] = y[i] - log_s;
 }
+
+/* The fast flavour's 1c (above): prev_t = RN(1 / prev_s) */
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+static inline float normops_exp32_fast_sum16_scaling(const float* x, float shift, float* e, ptrdiff_t n,
+                                                     const float* next, float* next_max, float* prev, float prev_t,
+                                                     float row_min, float* next_min) {
+    if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)  /* as normops_exp32_fast_shifted_sum16 */
+        return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 0, NORMOPS_EXP_NORMAL, next, next_max, next_min,
+                                        prev, prev_t);
+    return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 0, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
+                                    prev, prev_t);
+}
+#else
+static inline float normops_exp32_fast_sum16_scaling(const float* x, float shift, float* e, ptrdiff_t n,
+                                                     const float* next, float* next_max, float* prev, float prev_t,
+                                                     float row_min, float* next_min) {
+    if (prev)
+        normops_scale_float(prev, prev_t, prev, n, 0);
+    return normops_exp32_fast_shifted_sum16(x, shift, e, NULL, n, 1, next, next_max, row_min, next_min);
+}
+#endif
 
 /* 3b. Short rows of Softmax and LogSoftmax, both flavours, sixteen at a
  * time (cols <= NORMOPS_SHORT_ROW_COLS). One row at a time, each row pays
