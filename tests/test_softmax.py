@@ -514,10 +514,12 @@ def test_streaming_stores_do_not_change_bits(op):
 
 
 @pytest.mark.parametrize("fast", [False, True])
-def test_softmax_last_pass_in_the_next_rows_pass(fast):
-    # Softmax finishes each row (exact: divides it; fast: multiplies it by
-    # RN(1 / s)) inside the next row's pass (exact at AVX-512 and AVX2,
-    # fast at AVX2; elsewhere the same call finishes it first): against the
+@pytest.mark.parametrize("kind", [0, 1])
+def test_last_pass_in_the_next_rows_pass(kind, fast):
+    # Softmax and LogSoftmax finish each row (exact Softmax: divide it;
+    # fast: multiply it by RN(1 / s); LogSoftmax: subtract log32(s)) inside
+    # the next row's pass (every case at AVX2, the exact Softmax at
+    # AVX-512; elsewhere the row is finished on its own): against the
     # row's own last pass and the specification (or the fast model), with
     # the rows that make no pass (+-inf maximum) or a NaN sum next to
     # ordinary ones, first and last, widths past the short-row cut-off with
@@ -534,17 +536,18 @@ def test_softmax_last_pass_in_the_next_rows_pass(fast):
             old = mod.set_softmax_divide_in_pass(False)
             try:
                 want = np.empty_like(x)
-                mod.softmax_rows(x.reshape(-1), want, rows, cols, 0, fast, 1)
+                mod.softmax_rows(x.reshape(-1), want, rows, cols, kind, fast, 1)
             finally:
                 mod.set_softmax_divide_in_pass(old)
+            op = OPS[kind]
             with isa.use(level):
-                same_bits(want, fast_model("Softmax", x) if fast else normops.reference.run("Softmax", [x])[0])
+                same_bits(want, fast_model(op, x) if fast else normops.reference.run(op, [x])[0])
             for t in (1, 2, 3, 8):
                 got = np.empty_like(x)
-                mod.softmax_rows(x.reshape(-1), got, rows, cols, 0, fast, t)
+                mod.softmax_rows(x.reshape(-1), got, rows, cols, kind, fast, t)
                 same_bits(got, want)
                 y = x.copy()  # y may be x
-                mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, 0, fast, t)
+                mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, kind, fast, t)
                 same_bits(y, want)
 
 

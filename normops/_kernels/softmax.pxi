@@ -25,14 +25,14 @@ cdef extern from "softmax_steps.h" nogil:
                                       int keep, const float* next, float* next_max, float row_min,
                                       float* next_min)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
-    float normops_exp32_sum16_dividing(const float* x, float shift, float* e, Py_ssize_t n, const float* next,
-                                       float* next_max, float* prev, float prev_s, float row_min,
-                                       float* next_min)
-    int NORMOPS_DIVIDE_IN_PASS
-    float normops_exp32_fast_sum16_scaling(const float* x, float shift, float* e, Py_ssize_t n, const float* next,
-                                           float* next_max, float* prev, float prev_t, float row_min,
-                                           float* next_min)
-    int NORMOPS_SCALE_IN_PASS
+    float normops_row_pass_finishing(const float* x, float shift, float* e, float* d, Py_ssize_t n, int keep,
+                                     int exact, const float* next, float* next_max, float* prev, float prev_by,
+                                     int prev_op, float row_min, float* next_min)
+    int normops_finishes_in_pass(int exact, int op)
+    void normops_finish_row(float* y, float by, Py_ssize_t n, int op)
+    int NORMOPS_LAST_DIVIDE
+    int NORMOPS_LAST_MULTIPLY
+    int NORMOPS_LAST_SUBTRACT
     void normops_scale_float(const float* e, float r, float* y, Py_ssize_t n, int stream)
     void normops_subtract_float(float* y, float log_s, Py_ssize_t n)
     void normops_stream_fence()
@@ -85,10 +85,14 @@ DEF MAX_GROUP_ROWS = 16
 # short rows take sixteen-row folds (softmax_steps.h, 3b); off only to
 # compare with the row-at-a-time code in tests
 cdef bint SHORT_ROWS_ON = True
-# Softmax finishes a row (exact: divides it; fast: scales it) inside the next
-# row's pass where the level has that code (softmax_steps.h, 1c); off only
-# to compare in tests and bench
+# Softmax and LogSoftmax finish a row (divide, scale or subtract) inside the
+# next row's pass where the level has that code (softmax_steps.h, 1c); off
+# only to compare in tests and bench
 cdef bint DIVIDE_IN_PASS_ON = True
+# LogSoftmax's rows finish in the next row's pass from this width: shorter
+# rows gain more from grouping their log32 calls (bench/softmax_divide_in_pass.py:
+# 256 columns 1.03x/1.10x exact/fast in the pass, 512 0.97x/1.03x, 1024 0.93x/0.94x)
+DEF LOG_IN_PASS_COLS = 1024
 cdef Py_ssize_t GROUP_ELEMENTS = 1024
 cdef Py_ssize_t LOG_GROUP_ELEMENTS = 4096
 
@@ -190,28 +194,30 @@ cdef void softmax_row_last(floating* y, floating* e, Py_ssize_t n, SoftmaxKind k
             y[j] = e[j] / s  # one division per element, no reciprocal
 
 
-cdef inline void finish_pending(float* row, float by, Py_ssize_t cols, bint fast) noexcept nogil:
-    """A Softmax row's last pass on its own: row / by (exact), row * by (fast)."""
-    if fast:
-        normops_scale_float(row, by, row, cols, 0)
-    else:
-        normops_divide_float_array(row, by, row, cols)
+cdef inline int last_op(SoftmaxKind kind, bint fast) noexcept nogil:
+    """How a float32 row's last pass finishes it (softmax_steps.h, 1c)."""
+    if kind == KIND_LOG_SOFTMAX:
+        return NORMOPS_LAST_SUBTRACT
+    return NORMOPS_LAST_MULTIPLY if fast else NORMOPS_LAST_DIVIDE
 
 
-cdef void softmax_rows_finished_in_pass(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
-                                        Py_ssize_t cols, bint fast) noexcept nogil:
-    """Rows first..last-1 of the float32 Softmax, each row's last pass (the
-    division by its sum; fast: the product by RN(1 / sum)) run inside the
-    next row's pass (softmax_steps.h, 1c); the steps and their bits are
-    softmax_row_sum's and softmax_row_last's. pending: a row of
-    exponentials in y waiting for its last pass, pending_by what it is
-    divided (exact) or multiplied (fast) by."""
+cdef void rows_finished_in_pass(const float* x, float* y, Py_ssize_t first, Py_ssize_t last,
+                                Py_ssize_t cols, SoftmaxKind kind, bint fast) noexcept nogil:
+    """Rows first..last-1 of the float32 Softmax or LogSoftmax, each row's
+    last pass (Softmax: the division by its sum, fast the product by
+    RN(1 / sum); LogSoftmax: the difference minus log32(sum)) run inside
+    the next row's pass (softmax_steps.h, 1c); the steps and their bits are
+    softmax_row_sum's and softmax_row_last's. pending: a row in y waiting
+    for its last pass (its exponentials, or LogSoftmax's differences),
+    pending_by the operand of that pass."""
     cdef float carried = <float>NAN, carried_min = <float>NAN
     cdef float m, s, lo, pending_by = 0
     cdef float* pending = NULL
     cdef float* row
     cdef const float* next
     cdef Py_ssize_t r, j
+    cdef int op = last_op(kind, fast)
+    cdef bint log_softmax = kind == KIND_LOG_SOFTMAX
     for r in range(first, last):
         row = y + r * cols
         next = x + (r + 1) * cols if r + 1 < last else NULL
@@ -222,24 +228,25 @@ cdef void softmax_rows_finished_in_pass(const float* x, float* y, Py_ssize_t fir
         if m == INFINITY or m == -INFINITY:
             s = <float>NAN  # step 1: a NaN row, no exponentials
         else:
-            if fast:
-                s = normops_exp32_fast_sum16_scaling(x + r * cols, m, row, cols, next, &carried,
-                                                     pending, pending_by, lo, &carried_min)
-            else:
-                s = normops_exp32_sum16_dividing(x + r * cols, m, row, cols, next, &carried,
-                                                 pending, pending_by, lo, &carried_min)
+            # LogSoftmax keeps the differences in its row, Softmax the exponentials
+            s = normops_row_pass_finishing(x + r * cols, m, row, row if log_softmax else NULL, cols,
+                                           not log_softmax, not fast, next, &carried, pending, pending_by, op,
+                                           lo, &carried_min)
             pending = NULL
         if pending != NULL:  # this row made no pass: the waiting row on its own
-            finish_pending(pending, pending_by, cols, fast)
+            normops_finish_row(pending, pending_by, cols, op)
             pending = NULL
         if s != s:
             for j in range(cols):
                 row[j] = <float>NAN
         else:
             pending = row
-            pending_by = (<float>1) / s if fast else s
+            if log_softmax:
+                normops_log32_array(&s, &pending_by, 1)
+            else:
+                pending_by = (<float>1) / s if fast else s
     if pending != NULL:
-        finish_pending(pending, pending_by, cols, fast)
+        normops_finish_row(pending, pending_by, cols, op)
 
 
 cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ssize_t first,
@@ -279,9 +286,10 @@ cdef void softmax_chunk(const floating* x, floating* y, floating* scratch, Py_ss
         if (not stream and SHORT_ROWS_ON
                 and normops_softmax_short_rows(x, y, first, last, cols, log_softmax, fast)):
             return
-        if (DIVIDE_IN_PASS_ON and kind == KIND_SOFTMAX and not stream
-                and (NORMOPS_SCALE_IN_PASS if fast else NORMOPS_DIVIDE_IN_PASS)):
-            softmax_rows_finished_in_pass(x, y, first, last, cols, fast)
+        if (DIVIDE_IN_PASS_ON and not stream
+                and (kind == KIND_SOFTMAX or (kind == KIND_LOG_SOFTMAX and cols >= LOG_IN_PASS_COLS))
+                and normops_finishes_in_pass(not fast, last_op(kind, fast))):
+            rows_finished_in_pass(x, y, first, last, cols, kind, fast)
             return
     r = first
     while r < last:
@@ -646,9 +654,9 @@ def set_softmax_short_rows(bint on):
 
 
 def set_softmax_divide_in_pass(bint on):
-    """Switch Softmax's last pass inside the next row's pass (exact: the
-    division; fast: the product by the reciprocal) on or off (tests compare
-    the two); returns the previous setting."""
+    """Switch Softmax's and LogSoftmax's last pass inside the next row's
+    pass (the division, the product by the reciprocal, or the difference)
+    on or off (tests compare the two); returns the previous setting."""
     global DIVIDE_IN_PASS_ON
     cdef bint old = DIVIDE_IN_PASS_ON
     DIVIDE_IN_PASS_ON = on

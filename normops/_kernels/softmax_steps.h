@@ -149,18 +149,26 @@ NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_in(__m256 v, int range) {
 NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shift, float* e, float* d, ptrdiff_t n,
                                                      int keep, int exact, int range, normops_f32_partials* p,
                                                      const float* next, __m256* mx, __m256* mn, float* prev,
-                                                     float prev_by) {
+                                                     float prev_by, int prev_op) {
     __m256 s = _mm256_set1_ps(shift), by = _mm256_set1_ps(prev_by);
     ptrdiff_t full = n - n % 16;
     for (ptrdiff_t i = 0; i < full; i += 16) {
         __m256 v0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), s);
         __m256 v1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), s);
-        if (prev && exact) {  /* the previous row's last pass (1c), beside this arithmetic */
-            _mm256_storeu_ps(prev + i, _mm256_div_ps(_mm256_loadu_ps(prev + i), by));
-            _mm256_storeu_ps(prev + i + 8, _mm256_div_ps(_mm256_loadu_ps(prev + i + 8), by));
-        } else if (prev) {
-            _mm256_storeu_ps(prev + i, _mm256_mul_ps(_mm256_loadu_ps(prev + i), by));
-            _mm256_storeu_ps(prev + i + 8, _mm256_mul_ps(_mm256_loadu_ps(prev + i + 8), by));
+        if (prev) {  /* the previous row's last pass (1c), beside this arithmetic */
+            __m256 a = _mm256_loadu_ps(prev + i), b = _mm256_loadu_ps(prev + i + 8);
+            if (prev_op == 0) {  /* NORMOPS_LAST_DIVIDE, ... (defined with 1c) */
+                a = _mm256_div_ps(a, by);
+                b = _mm256_div_ps(b, by);
+            } else if (prev_op == 1) {
+                a = _mm256_mul_ps(a, by);
+                b = _mm256_mul_ps(b, by);
+            } else {
+                a = _mm256_sub_ps(a, by);
+                b = _mm256_sub_ps(b, by);
+            }
+            _mm256_storeu_ps(prev + i, a);
+            _mm256_storeu_ps(prev + i + 8, b);
         }
         if (d) {
             _mm256_storeu_ps(d + i, v0);
@@ -184,7 +192,7 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
         float t[16], w[16];
         ptrdiff_t len = n - full;
         for (ptrdiff_t j = full; prev && j < n; j++)  /* the same operation, one element at a time */
-            prev[j] = exact ? prev[j] / prev_by : prev[j] * prev_by;
+            prev[j] = prev_op == 0 ? prev[j] / prev_by : prev_op == 1 ? prev[j] * prev_by : prev[j] - prev_by;
         for (ptrdiff_t j = 0; j < 16; j++) {
             t[j] = j < len ? x[full + j] - shift : 0.0f;
             w[j] = next && j < len ? next[full + j] : __builtin_nanf("");  /* NaN: ignored */
@@ -222,10 +230,11 @@ NORMOPS_ALWAYS_INLINE float normops_hmin8(__m256 v) {
  * when next (next_min may be NULL). */
 NORMOPS_ALWAYS_INLINE float normops_exp_sum_row_avx2(const float* x, float shift, float* e, float* d, ptrdiff_t n,
                                                     int keep, int exact, int range, const float* next,
-                                                    float* next_max, float* next_min, float* prev, float prev_by) {
+                                                    float* next_max, float* next_min, float* prev, float prev_by,
+                                                    int prev_op) {
     normops_f32_partials p = {{{0}}};
     __m256 mx = _mm256_set1_ps(-__builtin_inff()), mn = _mm256_set1_ps(__builtin_inff());
-    normops_exp_sum_terms_avx2(x, shift, e, d, n, keep, exact, range, &p, next, &mx, &mn, prev, prev_by);
+    normops_exp_sum_terms_avx2(x, shift, e, d, n, keep, exact, range, &p, next, &mx, &mn, prev, prev_by, prev_op);
     if (next) {
         *next_max = normops_hmax8(mx);
         if (next_min)
@@ -243,9 +252,9 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
     /* two calls, each range a constant: one loop compiled for each */
     if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)
         return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_NORMAL, next, next_max, next_min,
-                                        NULL, 0.0f);
+                                        NULL, 0.0f, 0);
     return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
-                                    NULL, 0.0f);
+                                    NULL, 0.0f, 0);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
@@ -356,9 +365,9 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
                                                 float* next_min) {
     if (row_min - shift >= NORMOPS_EXPF32_TINY)  /* as at AVX-512; false for NaN (unknown) */
         return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_NORMAL, next, next_max, next_min,
-                                        NULL, 0.0f);
+                                        NULL, 0.0f, 0);
     return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
-                                    NULL, 0.0f);
+                                    NULL, 0.0f, 0);
 }
 #else
 #define NORMOPS_EXACT_PIECE 512
@@ -395,50 +404,6 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
             *next_min = __builtin_nanf("");
     }
     return normops_f32_fold(&p);
-}
-#endif
-
-/* 1c. Softmax rows of one length in turn: the row pass of 1b with the
- * previous row's last pass in the same loop: prev (or NULL) holds that
- * row's n exponentials and becomes its results, y[i] = e[i] / prev_by
- * (exact: the division, the bits of normops_divide_float_array) or
- * e[i] * prev_by (fast: prev_by = RN(1 / s), the bits of
- * normops_scale_float). At AVX-512 (exact) and AVX2 (both flavours) that
- * last pass then runs beside the exponential's arithmetic, on a row still
- * in the L1 cache, instead of in a pass of its own; elsewhere the previous
- * row is finished first, then this row's pass (NORMOPS_DIVIDE_IN_PASS and
- * NORMOPS_SCALE_IN_PASS tell the caller which, so that it keeps its
- * grouped rows there). */
-#if defined(__AVX512F__)
-#define NORMOPS_DIVIDE_IN_PASS 1
-#define NORMOPS_SCALE_IN_PASS 0
-static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
-                                                 const float* next, float* next_max, float* prev, float prev_s,
-                                                 float row_min, float* next_min) {
-    return normops_exp_shifted_sum16_avx512(x, shift, e, NULL, n, 1, next, next_max, 1, prev, prev_s, row_min,
-                                            next_min);
-}
-#elif defined(__AVX2__) && defined(__FMA__)
-#define NORMOPS_DIVIDE_IN_PASS 1
-#define NORMOPS_SCALE_IN_PASS 1
-static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
-                                                 const float* next, float* next_max, float* prev, float prev_s,
-                                                 float row_min, float* next_min) {
-    if (row_min - shift >= NORMOPS_EXPF32_TINY)  /* as normops_exp32_shifted_sum16 */
-        return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 1, NORMOPS_EXP_NORMAL, next, next_max, next_min,
-                                        prev, prev_s);
-    return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 1, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
-                                    prev, prev_s);
-}
-#else
-#define NORMOPS_DIVIDE_IN_PASS 0
-#define NORMOPS_SCALE_IN_PASS 0
-static inline float normops_exp32_sum16_dividing(const float* x, float shift, float* e, ptrdiff_t n,
-                                                 const float* next, float* next_max, float* prev, float prev_s,
-                                                 float row_min, float* next_min) {
-    if (prev)
-        normops_divide_float_array(prev, prev_s, prev, n);
-    return normops_exp32_shifted_sum16(x, shift, e, NULL, n, 1, next, next_max, row_min, next_min);
 }
 #endif
 
@@ -514,24 +479,86 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
         y[i] = y[i] - log_s;
 }
 
-/* The fast flavour's 1c (above): prev_t = RN(1 / prev_s) */
+/* 1c. Softmax and LogSoftmax rows of one length in turn: the row pass of
+ * 1b with the previous row's last pass in the same loop. prev (or NULL)
+ * holds that row's exponentials (Softmax) or differences (LogSoftmax), n
+ * of them, and becomes its results by prev_op with prev_by:
+ *   NORMOPS_LAST_DIVIDE    e[i] / s         (exact Softmax: prev_by = s)
+ *   NORMOPS_LAST_MULTIPLY  e[i] * RN(1 / s) (fast Softmax)
+ *   NORMOPS_LAST_SUBTRACT  d[i] - log32(s)  (LogSoftmax, both flavours)
+ * the bits of normops_divide_float_array, normops_scale_float and
+ * normops_subtract_float. Where normops_finishes_in_pass says so (AVX2:
+ * every case; AVX-512: the exact Softmax) that last pass runs beside the
+ * exponential's arithmetic, on a row still in the L1 cache, instead of in a
+ * pass of its own; elsewhere the previous row is finished first, then this
+ * row's pass, and the caller keeps its grouped rows instead.
+ * Other arguments as normops_exp32_shifted_sum16's (exact) or
+ * normops_exp32_fast_shifted_sum16's. */
+#define NORMOPS_LAST_DIVIDE 0
+#define NORMOPS_LAST_MULTIPLY 1
+#define NORMOPS_LAST_SUBTRACT 2
+
+static inline void normops_finish_row(float* y, float by, ptrdiff_t n, int op) {
+    if (op == NORMOPS_LAST_DIVIDE)
+        normops_divide_float_array(y, by, y, n);
+    else if (op == NORMOPS_LAST_MULTIPLY)
+        normops_scale_float(y, by, y, n, 0);
+    else
+        normops_subtract_float(y, by, n);
+}
+
 #if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
-static inline float normops_exp32_fast_sum16_scaling(const float* x, float shift, float* e, ptrdiff_t n,
-                                                     const float* next, float* next_max, float* prev, float prev_t,
-                                                     float row_min, float* next_min) {
-    if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)  /* as normops_exp32_fast_shifted_sum16 */
-        return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 0, NORMOPS_EXP_NORMAL, next, next_max, next_min,
-                                        prev, prev_t);
-    return normops_exp_sum_row_avx2(x, shift, e, NULL, n, 1, 0, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
-                                    prev, prev_t);
+static inline int normops_finishes_in_pass(int exact, int op) {
+    (void)exact;
+    (void)op;
+    return 1;
+}
+
+/* one loop compiled for each flavour, range and operation */
+#define NORMOPS_ROW_FINISHING(EXACT, RANGE, OP) \
+    normops_exp_sum_row_avx2(x, shift, e, d, n, keep, EXACT, RANGE, next, next_max, next_min, prev, prev_by, OP)
+#define NORMOPS_ROW_FINISHING_OPS(EXACT, RANGE)                                  \
+    (prev_op == NORMOPS_LAST_DIVIDE ? NORMOPS_ROW_FINISHING(EXACT, RANGE, NORMOPS_LAST_DIVIDE)       \
+     : prev_op == NORMOPS_LAST_MULTIPLY ? NORMOPS_ROW_FINISHING(EXACT, RANGE, NORMOPS_LAST_MULTIPLY) \
+     : NORMOPS_ROW_FINISHING(EXACT, RANGE, NORMOPS_LAST_SUBTRACT))
+
+static inline float normops_row_pass_finishing(const float* x, float shift, float* e, float* d, ptrdiff_t n,
+                                               int keep, int exact, const float* next, float* next_max,
+                                               float* prev, float prev_by, int prev_op, float row_min,
+                                               float* next_min) {
+    if (exact && row_min - shift >= NORMOPS_EXPF32_TINY)  /* the ranges of normops_exp32_shifted_sum16 */
+        return NORMOPS_ROW_FINISHING_OPS(1, NORMOPS_EXP_NORMAL);
+    if (exact)
+        return NORMOPS_ROW_FINISHING_OPS(1, NORMOPS_EXP_BELOW_89);
+    if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)  /* and of normops_exp32_fast_shifted_sum16 */
+        return NORMOPS_ROW_FINISHING_OPS(0, NORMOPS_EXP_NORMAL);
+    return NORMOPS_ROW_FINISHING_OPS(0, NORMOPS_EXP_BELOW_89);
 }
 #else
-static inline float normops_exp32_fast_sum16_scaling(const float* x, float shift, float* e, ptrdiff_t n,
-                                                     const float* next, float* next_max, float* prev, float prev_t,
-                                                     float row_min, float* next_min) {
+static inline int normops_finishes_in_pass(int exact, int op) {
+#if defined(__AVX512F__)
+    return exact && op == NORMOPS_LAST_DIVIDE;
+#else
+    (void)exact;
+    (void)op;
+    return 0;
+#endif
+}
+
+static inline float normops_row_pass_finishing(const float* x, float shift, float* e, float* d, ptrdiff_t n,
+                                               int keep, int exact, const float* next, float* next_max,
+                                               float* prev, float prev_by, int prev_op, float row_min,
+                                               float* next_min) {
+#if defined(__AVX512F__)
+    if (exact && prev_op == NORMOPS_LAST_DIVIDE)
+        return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1, prev, prev_by, row_min,
+                                                next_min);
+#endif
     if (prev)
-        normops_scale_float(prev, prev_t, prev, n, 0);
-    return normops_exp32_fast_shifted_sum16(x, shift, e, NULL, n, 1, next, next_max, row_min, next_min);
+        normops_finish_row(prev, prev_by, n, prev_op);
+    if (exact)
+        return normops_exp32_shifted_sum16(x, shift, e, d, n, keep, next, next_max, row_min, next_min);
+    return normops_exp32_fast_shifted_sum16(x, shift, e, d, n, keep, next, next_max, row_min, next_min);
 }
 #endif
 
