@@ -124,9 +124,10 @@ NORMOPS_ALWAYS_INLINE float normops_exp_shifted_sum16_avx512(const float* x, flo
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
                                                      float* next_max, float row_min, float* next_min) {
-    (void)row_min;  /* vscalefps takes every range at the same cost */
+    (void)row_min;  /* vscalefps takes every range at the same cost: no minimum needed */
+    (void)next_min;
     return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 0, NULL, 0.0f,
-                                            __builtin_nanf(""), next_min);
+                                            __builtin_nanf(""), NULL);
 }
 #elif defined(__AVX2__) && defined(__FMA__)
 /* the fast exponential of v, its lanes in range (NORMOPS_EXP_NORMAL: in
