@@ -431,6 +431,29 @@ def test_fast_flavour_follows_its_order_of_operations(op):
             isa.load(level).set_serial_threshold(old_serial[level])
 
 
+def border_rows(rng, lows, top):
+    """Rows of 257 elements (their first 130 a row too) from top + low to
+    top, those two values in each, one row per low and width."""
+    rows = []
+    for low in lows:
+        for cols in (130, 257):
+            row = rng.uniform(low, 0.0, cols).astype(np.float32) + np.float32(top)
+            row[rng.integers(cols)] = np.float32(low) + np.float32(top)
+            row[rng.integers(cols)] = np.float32(top)
+            rows.append(np.resize(row, 257))
+    return np.stack(rows)
+
+
+def border_vectors(rng, edges, lo, hi, inside):
+    """Random values in [lo, hi] with the edges together and scattered, and
+    64 values in the range `inside` in a row (whole vectors in it)."""
+    edges = np.array(edges, np.float32)
+    x = np.concatenate([rng.uniform(lo, hi, 4099).astype(np.float32), edges,
+                        rng.uniform(*inside, 64).astype(np.float32)])
+    x[rng.integers(0, x.size, 40)] = rng.choice(edges, 40)
+    return x
+
+
 def test_fast_flavour_where_the_range_skips_the_exponentials_clamps():
     # rows whose minimum is within 86 of their maximum, and Sigmoid vectors
     # whose every -x is in (-86, 88), take the fast exponential without its
@@ -438,22 +461,12 @@ def test_fast_flavour_where_the_range_skips_the_exponentials_clamps():
     # borders, the borders themselves, NaN and -inf among them, against
     # the model (whose exponential is the whole one)
     rng = np.random.default_rng(31)
-    rows = []
-    for low in (-85.99, -86.0, -86.01, -87.3, -90.0, -104.0, -20.0):
-        for cols in (130, 257):
-            row = rng.uniform(low, 0.0, cols).astype(np.float32) + np.float32(2.5)
-            row[rng.integers(cols)] = np.float32(low) + np.float32(2.5)
-            row[rng.integers(cols)] = np.float32(2.5)
-            rows.append(np.resize(row, 257))
-    x = np.stack(rows)
+    x = border_rows(rng, (-85.99, -86.0, -86.01, -87.3, -90.0, -104.0, -20.0), 2.5)
     x[3, 7] = np.nan
     x[6, 0] = -np.inf
     x[8, :] = -np.inf
-    edges = np.array([-88.0, -87.99, -86.0, -85.99, 85.99, 86.0, 86.01, 88.0, 89.0, np.nan, -np.inf, np.inf],
-                     np.float32)
-    sig = np.concatenate([rng.uniform(-90, 90, 4099).astype(np.float32), edges,
-                          rng.uniform(-85, 85, 64).astype(np.float32)])
-    sig[rng.integers(0, sig.size, 40)] = rng.choice(edges, 40)
+    sig = border_vectors(rng, [-88.0, -87.99, -86.0, -85.99, 85.99, 86.0, 86.01, 88.0, 89.0, np.nan, -np.inf,
+                               np.inf], -90, 90, (-85, 85))
     for level in isa.available_levels():
         with isa.use(level):
             for op, arr in (("Softmax", x), ("LogSoftmax", x), ("Sigmoid", sig)):
@@ -468,11 +481,8 @@ def test_exact_sigmoid_where_vectors_skip_the_exponentials_range_masks():
     # a vector whose every -x is in [-87.3, 88] takes exp32 without its
     # range masks (AVX2): vectors on both sides of those borders
     rng = np.random.default_rng(32)
-    edges = np.array([-88.0, -88.01, -88.73, 87.29, 87.3, 87.31, 104.0, 103.9, np.nan, -np.inf, np.inf, -0.0],
-                     np.float32)
-    x = np.concatenate([rng.uniform(-90, 110, 4099).astype(np.float32), edges,
-                        rng.uniform(-87, 87, 64).astype(np.float32)])
-    x[rng.integers(0, x.size, 40)] = rng.choice(edges, 40)
+    x = border_vectors(rng, [-88.0, -88.01, -88.73, 87.29, 87.3, 87.31, 104.0, 103.9, np.nan, -np.inf, np.inf,
+                             -0.0], -90, 110, (-87, 87))
     want = normops.reference.run("Sigmoid", [x])[0]
     for level in isa.available_levels():
         with isa.use(level):
@@ -646,14 +656,7 @@ def test_exact_rows_whose_range_skips_the_exponentials_range_test():
     # border itself, subnormal and +0 results next to them, NaN and -inf
     # in them, one after another (the minimum comes from the row before)
     rng = np.random.default_rng(24)
-    rows = []
-    for low in (-87.29, -87.3, -87.31, -87.4, -90.0, -103.9, -104.0, -104.1, -150.0, -20.0):
-        for cols in (130, 257):
-            row = rng.uniform(low, 0.0, cols).astype(np.float32) + np.float32(3.5)
-            row[rng.integers(cols)] = np.float32(low) + np.float32(3.5)
-            row[rng.integers(cols)] = np.float32(3.5)
-            rows.append(np.resize(row, 257))
-    x = np.stack(rows)
+    x = border_rows(rng, (-87.29, -87.3, -87.31, -87.4, -90.0, -103.9, -104.0, -104.1, -150.0, -20.0), 3.5)
     x[5, 7] = np.nan
     x[9, 0] = -np.inf
     x[12, :] = -np.inf
