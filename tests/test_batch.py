@@ -183,7 +183,10 @@ def _python_progress_inside_calls(call):
     done = threading.Event()
 
     def worker():
-        for _ in range(5):
+        # at least 5 calls and 0.1 s of them: a short kernel (about 1 ms)
+        # gives a main thread that a loaded machine runs late enough chances
+        start = time.perf_counter()
+        while len(spans) < 5 or time.perf_counter() - start < 0.1:
             t0 = time.perf_counter()
             call()
             spans.append((t0, time.perf_counter()))
