@@ -41,8 +41,17 @@ enum normops_reduce_op {
 /* Terms evaluated by exp at a time in the row layout (a multiple of 16). */
 #define NORMOPS_EXP_PIECE 1024
 /* Sequences a float product runs side by side (NORMOPS_PROD_SEQS / lanes vectors
- * of lanes); enough independent chains to hide the multiply latency. */
+ * of lanes); enough independent chains to hide the multiply latency, and no more:
+ * rows of 16 KB, and the 2^16-term blocks of a long product (256 KB), all start at
+ * the same place of an 8-way L1 (and L2) set, so that 16 such streams at once evict
+ * each other. At AVX2 16 sequences took 2.2x the time of 8 on Zen 2 (bench:
+ * docs/performance-analysis.md, "ReduceProd's streams"). AVX-512 keeps 16, one
+ * vector of float32 lanes (not measured: no AVX-512 machine at hand). */
+#if defined(__AVX512F__)
 #define NORMOPS_PROD_SEQS 16
+#else
+#define NORMOPS_PROD_SEQS 8
+#endif
 #define NORMOPS_UNROLL _Pragma("GCC unroll 16")
 #if defined(__clang__)
 #define NORMOPS_SHUFFLE2(V, a, b, m) __extension__({                                      \
@@ -176,14 +185,14 @@ static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C,
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-/* Sequential products (from 1, term after term) of count <= NORMOPS_PROD_SEQS       \
+/* Sequential products (from 1, term after term) of count <= NORMOPS_PROD_SEQS          \
  * sequences x + i * stride of n terms, into out[i]. Lane l of accumulator g runs      \
  * sequence g * LANES + l: each step loads LANES terms of every sequence, transposes   \
  * them in registers (vector k then holds term k of each sequence) and multiplies the  \
  * vectors in term order, so each lane keeps its own sequential order while the many   \
  * chains hide the multiply latency. Missing sequences read ones. */                   \
 static inline void N##_prod_seqs(const T* x, ptrdiff_t stride, int count, ptrdiff_t n, T* out) { \
-    enum { L = N##_LANES, G = NORMOPS_PROD_SEQS / N##_LANES };                               \
+    enum { L = N##_LANES, G = NORMOPS_PROD_SEQS / N##_LANES };                                   \
     T ones[L];                                                                               \
     N##_bits lo[5], hi[5];  /* the log2(L) stages of the transposition */                    \
     int st = 0;                                                                              \
@@ -309,7 +318,7 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i], 1);             \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
-        for (; i < count; i += NORMOPS_PROD_SEQS)                                            \
+        for (; i < count; i += NORMOPS_PROD_SEQS)                                                \
             N##_prod_seqs(x + i * n, n, (int)(count - i < NORMOPS_PROD_SEQS ? count - i : NORMOPS_PROD_SEQS), \
                           n, out + i);                                                       \
         break;                                                                               \

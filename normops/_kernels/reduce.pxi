@@ -116,7 +116,7 @@ cdef void reduce_rows_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, in
     if threads <= 1:
         rows_run(x, O, R, op, center, out)
         return
-    # a claim is enough neighbouring chunks for products to run 16 rows side by side
+    # a claim is enough neighbouring chunks for products to run NORMOPS_PROD_SEQS rows side by side
     threads = team_take(threads, n_threads)
     claim = chunks_per_claim(chunks, (NORMOPS_PROD_SEQS + per - 1) // per, threads) * per
     for g in prange((O + claim - 1) // claim, schedule="dynamic", num_threads=threads):
@@ -167,7 +167,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
     """R >= LONG_TERMS (decisions.md §6): blocks of BLOCK_TERMS reduced
     tuples; blocks[k * nb + b] holds output k's block b; then each output
     combines its nb block results in block order. A unit is a column tile
-    and one block, or in the row layout up to eight (products: sixteen)
+    and one block, or in the row layout up to eight (products: NORMOPS_PROD_SEQS)
     neighbouring full blocks of one output, reduced side by side (each in
     its own order)."""
     cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
