@@ -185,14 +185,14 @@ static inline void normops_reduce_cols_##T(const T* x, ptrdiff_t R, ptrdiff_t C,
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-/* Sequential products (from 1, term after term) of count <= NORMOPS_PROD_SEQS          \
+/* Sequential products (from 1, term after term) of count <= NORMOPS_PROD_SEQS       \
  * sequences x + i * stride of n terms, into out[i]. Lane l of accumulator g runs      \
  * sequence g * LANES + l: each step loads LANES terms of every sequence, transposes   \
  * them in registers (vector k then holds term k of each sequence) and multiplies the  \
  * vectors in term order, so each lane keeps its own sequential order while the many   \
  * chains hide the multiply latency. Missing sequences read ones. */                   \
 static inline void N##_prod_seqs(const T* x, ptrdiff_t stride, int count, ptrdiff_t n, T* out) { \
-    enum { L = N##_LANES, G = NORMOPS_PROD_SEQS / N##_LANES };                                   \
+    enum { L = N##_LANES, G = NORMOPS_PROD_SEQS / N##_LANES };                               \
     T ones[L];                                                                               \
     N##_bits lo[5], hi[5];  /* the log2(L) stages of the transposition */                    \
     int st = 0;                                                                              \
@@ -318,7 +318,7 @@ static inline void normops_reduce_rows_##T(const T* x, ptrdiff_t count, ptrdiff_
         for (; i < count; i++) out[i] = N##_row_exp(x + i * n, n, center[i], 1);             \
         break;                                                                               \
     case NORMOPS_R_PROD:                                                                     \
-        for (; i < count; i += NORMOPS_PROD_SEQS)                                                \
+        for (; i < count; i += NORMOPS_PROD_SEQS)                                            \
             N##_prod_seqs(x + i * n, n, (int)(count - i < NORMOPS_PROD_SEQS ? count - i : NORMOPS_PROD_SEQS), \
                           n, out + i);                                                       \
         break;                                                                               \

@@ -31,6 +31,11 @@
 #include <immintrin.h>
 #endif
 
+/* How a Softmax or LogSoftmax row's last pass finishes it (1c) */
+#define NORMOPS_LAST_DIVIDE 0
+#define NORMOPS_LAST_MULTIPLY 1
+#define NORMOPS_LAST_SUBTRACT 2
+
 /* e[i] = the fast exp of x[i] - shift (the difference rounded first);
  * returns the Sum16 of the e[i]. At AVX-512 and AVX2 vector registers hold
  * the sixteen partials, so the sum rides along with the exponentials; at
@@ -158,10 +163,10 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
         __m256 v1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), s);
         if (prev) {  /* the previous row's last pass (1c), beside this arithmetic */
             __m256 a = _mm256_loadu_ps(prev + i), b = _mm256_loadu_ps(prev + i + 8);
-            if (prev_op == 0) {  /* NORMOPS_LAST_DIVIDE, ... (defined with 1c) */
+            if (prev_op == NORMOPS_LAST_DIVIDE) {
                 a = _mm256_div_ps(a, by);
                 b = _mm256_div_ps(b, by);
-            } else if (prev_op == 1) {
+            } else if (prev_op == NORMOPS_LAST_MULTIPLY) {
                 a = _mm256_mul_ps(a, by);
                 b = _mm256_mul_ps(b, by);
             } else {
@@ -193,7 +198,8 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
         float t[16], w[16];
         ptrdiff_t len = n - full;
         for (ptrdiff_t j = full; prev && j < n; j++)  /* the same operation, one element at a time */
-            prev[j] = prev_op == 0 ? prev[j] / prev_by : prev_op == 1 ? prev[j] * prev_by : prev[j] - prev_by;
+            prev[j] = prev_op == NORMOPS_LAST_DIVIDE ? prev[j] / prev_by
+                : prev_op == NORMOPS_LAST_MULTIPLY ? prev[j] * prev_by : prev[j] - prev_by;
         for (ptrdiff_t j = 0; j < 16; j++) {
             t[j] = j < len ? x[full + j] - shift : 0.0f;
             w[j] = next && j < len ? next[full + j] : __builtin_nanf("");  /* NaN: ignored */
@@ -244,18 +250,25 @@ NORMOPS_ALWAYS_INLINE float normops_exp_sum_row_avx2(const float* x, float shift
     return normops_f32_fold(&p);
 }
 
-/* row_min (or NaN: unknown) within 86 of shift: every difference is in
- * (-86, 0] or NaN (x - shift >= RN(row_min - shift), rounding being
- * monotonic), so the fast exponential skips its clamps and range test. */
+/* CALL(EXACT, RANGE) with the range a row's pass takes, each a constant so
+ * that one loop is compiled for each. Every difference x - shift is at
+ * least RN(row_min - shift) (rounding is monotonic; row_min NaN: unknown),
+ * so a row within 87.3 of its maximum makes none of exp32's range masks
+ * (NORMOPS_EXP_NORMAL), and one within 86 lets the fast exponential skip
+ * its clamps and range test. */
+#define NORMOPS_AVX2_ROW_RANGE(EXACT, row_min, shift, CALL)                                             \
+    ((EXACT) ? ((row_min) - (shift) >= NORMOPS_EXPF32_TINY ? CALL(1, NORMOPS_EXP_NORMAL)               \
+                                                           : CALL(1, NORMOPS_EXP_BELOW_89))            \
+             : ((row_min) - (shift) > NORMOPS_EXPF_FAST_NORMAL_LO ? CALL(0, NORMOPS_EXP_NORMAL)        \
+                                                                  : CALL(0, NORMOPS_EXP_BELOW_89)))
+/* the row pass alone (no previous row to finish) */
+#define NORMOPS_AVX2_ROW_PASS(EXACT, RANGE) \
+    normops_exp_sum_row_avx2(x, shift, e, d, n, keep, EXACT, RANGE, next, next_max, next_min, NULL, 0.0f, 0)
+
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
                                                      ptrdiff_t n, int keep, const float* next,
                                                      float* next_max, float row_min, float* next_min) {
-    /* two calls, each range a constant: one loop compiled for each */
-    if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)
-        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_NORMAL, next, next_max, next_min,
-                                        NULL, 0.0f, 0);
-    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 0, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
-                                    NULL, 0.0f, 0);
+    return NORMOPS_AVX2_ROW_RANGE(0, row_min, shift, NORMOPS_AVX2_ROW_PASS);
 }
 #else
 static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift, float* e, float* d,
@@ -364,11 +377,7 @@ static inline float normops_exp32_shifted_sum16(const float* x, float shift, flo
 static inline float normops_exp32_shifted_sum16(const float* x, float shift, float* e, float* d, ptrdiff_t n,
                                                 int keep, const float* next, float* next_max, float row_min,
                                                 float* next_min) {
-    if (row_min - shift >= NORMOPS_EXPF32_TINY)  /* as at AVX-512; false for NaN (unknown) */
-        return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_NORMAL, next, next_max, next_min,
-                                        NULL, 0.0f, 0);
-    return normops_exp_sum_row_avx2(x, shift, e, d, n, keep, 1, NORMOPS_EXP_BELOW_89, next, next_max, next_min,
-                                    NULL, 0.0f, 0);
+    return NORMOPS_AVX2_ROW_RANGE(1, row_min, shift, NORMOPS_AVX2_ROW_PASS);  /* as at AVX-512 */
 }
 #else
 #define NORMOPS_EXACT_PIECE 512
@@ -495,10 +504,6 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
  * row's pass, and the caller keeps its grouped rows instead.
  * Other arguments as normops_exp32_shifted_sum16's (exact) or
  * normops_exp32_fast_shifted_sum16's. */
-#define NORMOPS_LAST_DIVIDE 0
-#define NORMOPS_LAST_MULTIPLY 1
-#define NORMOPS_LAST_SUBTRACT 2
-
 static inline void normops_finish_row(float* y, float by, ptrdiff_t n, int op) {
     if (op == NORMOPS_LAST_DIVIDE)
         normops_divide_float_array(y, by, y, n);
@@ -527,13 +532,8 @@ static inline float normops_row_pass_finishing(const float* x, float shift, floa
                                                int keep, int exact, const float* next, float* next_max,
                                                float* prev, float prev_by, int prev_op, float row_min,
                                                float* next_min) {
-    if (exact && row_min - shift >= NORMOPS_EXPF32_TINY)  /* the ranges of normops_exp32_shifted_sum16 */
-        return NORMOPS_ROW_FINISHING_OPS(1, NORMOPS_EXP_NORMAL);
-    if (exact)
-        return NORMOPS_ROW_FINISHING_OPS(1, NORMOPS_EXP_BELOW_89);
-    if (row_min - shift > NORMOPS_EXPF_FAST_NORMAL_LO)  /* and of normops_exp32_fast_shifted_sum16 */
-        return NORMOPS_ROW_FINISHING_OPS(0, NORMOPS_EXP_NORMAL);
-    return NORMOPS_ROW_FINISHING_OPS(0, NORMOPS_EXP_BELOW_89);
+    return exact ? NORMOPS_AVX2_ROW_RANGE(1, row_min, shift, NORMOPS_ROW_FINISHING_OPS)
+                 : NORMOPS_AVX2_ROW_RANGE(0, row_min, shift, NORMOPS_ROW_FINISHING_OPS);
 }
 #else
 static inline int normops_finishes_in_pass(int exact, int op) {
