@@ -370,17 +370,20 @@ cdef void normalize_chunks(
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c, slot = group_scratch_size(cols)
     cdef bint params_nan_free = nan_free_params(scale, bias, param_count(p, cols), epsilon, cols)
-    if threads <= 1:
+    # a team of one (also the budget's share while other calls run) takes
+    # the rows as one range: chunks would cut the row-to-row pipeline
+    cdef int taken = team_take(threads, requested) if threads > 1 else 0
+    if taken <= 1:
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                         0, rows, cols, epsilon, center, params_nan_free, scratch, p)
-        return
-    threads = team_take(threads, requested)
-    for c in prange(chunks, schedule="dynamic", num_threads=threads):
-        normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
-                        c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
-                        params_nan_free,
-                        NULL if scratch == NULL else scratch + omp_get_thread_num() * slot, p)
-    team_release(threads)
+    else:
+        for c in prange(chunks, schedule="dynamic", num_threads=taken):
+            normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
+                            c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
+                            params_nan_free,
+                            NULL if scratch == NULL else scratch + omp_get_thread_num() * slot, p)
+    if taken:
+        team_release(taken)
 
 
 cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:

@@ -324,15 +324,18 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c
-    if threads <= 1:
+    # a team of one (also the budget's share while other calls run) takes
+    # the rows as one range: chunks would cut the row-to-row pipeline
+    cdef int taken = team_take(threads, requested) if threads > 1 else 0
+    if taken <= 1:
         softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast, stream)
-        return
-    threads = team_take(threads, requested)
-    for c in prange(chunks, schedule="dynamic", num_threads=threads):
-        softmax_chunk(x, y, scratch + omp_get_thread_num() * scratch_rows(cols, kind, stream) * cols,
-                      c * per_chunk,
-                      min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
-    team_release(threads)
+    else:
+        for c in prange(chunks, schedule="dynamic", num_threads=taken):
+            softmax_chunk(x, y, scratch + omp_get_thread_num() * scratch_rows(cols, kind, stream) * cols,
+                          c * per_chunk,
+                          min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
+    if taken:
+        team_release(taken)
 
 
 cdef void softmax_stored_chunk(const void* x, void* y, Storage storage, float* wide, float* scratch,
