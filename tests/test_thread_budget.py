@@ -155,3 +155,38 @@ def test_a_late_team_sends_loops_to_one_thread_for_a_while():
     finally:
         kernels.forget_late_teams()
     assert rule(*shape) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_a_team_of_one_takes_the_rows_as_one_range(dtype):
+    """With every core held, a default call's loop is granted one thread
+    and runs its rows as one range instead of chunk by chunk (the row
+    pipelines of Softmax and the normalisations cross chunk borders then):
+    the bits of the same call at n_threads=1 and of the chunked team."""
+    if kernels.usable_cores() < 2:
+        pytest.skip("needs two cores")
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((96, 1024)) * 4).astype(dtype)  # 16 rows a chunk: 6 chunks
+    x[7, 3], x[48, :] = np.nan, -np.inf  # special rows inside a chunk and at the start of one
+    w, b = rng.standard_normal(1024).astype(dtype), rng.standard_normal(1024).astype(dtype)
+    calls = {
+        "LayerNormalization": lambda t, m: normops.layer_normalization(x, w, b, n_threads=t, mode=m),
+        "RMSNormalization": lambda t, m: normops.ops.rms_normalization(x, w, n_threads=t, mode=m),
+        "Softmax": lambda t, m: normops.ops.softmax(x, axis=-1, n_threads=t, mode=m),
+        "LogSoftmax": lambda t, m: normops.ops.log_softmax(x, axis=-1, n_threads=t, mode=m),
+    }
+    bits = np.uint16 if dtype == np.float16 else np.uint32
+    old = kernels.set_serial_threshold(0)
+    try:
+        for name, call in calls.items():
+            for mode in ("exact", "fast"):
+                serial, team = call(1, mode), call(2, mode)
+                held = kernels.take_threads(kernels.usable_cores(), 1)
+                try:
+                    alone = call(None, mode)
+                finally:
+                    kernels.release_threads(held)
+                for y in (team, alone):
+                    np.testing.assert_array_equal(y.view(bits), serial.view(bits), err_msg=f"{name} {mode}")
+    finally:
+        kernels.set_serial_threshold(old)
