@@ -181,6 +181,12 @@ def fast_exp_values():
     consts["NORMOPS_EXPF_SHIFT16"] = single(mpmath.mpf(3) * 2 ** 22 / FAST_SIXTEENTHS)
     for k, c in enumerate(fitted_exp_tail(degree=3, half=LN2 / (2 * FAST_SIXTEENTHS)), start=2):
         consts[f"NORMOPS_EXPF_T{k}"] = single(c)
+    # the AVX2 build: no table (on Zen 2 its two vpermps and the blend
+    # cost more than a longer polynomial in Estrin's form), x = n ln2 + r,
+    # |r| <= ln2/2 (about), e^r = 1 + r + r^2 (F2 + r F3 + ... + r^4 F6),
+    # F2..F6 fitted as above on [-ln2/2, ln2/2]
+    for k, c in enumerate(fitted_exp_tail(degree=6, half=LN2 / 2), start=2):
+        consts[f"NORMOPS_EXPF_F{k}"] = single(c)
     return consts
 
 

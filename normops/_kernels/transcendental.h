@@ -299,10 +299,10 @@ NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
 /* x = n ln2 + r, |r| <= ln2/2, n*LN2_HI exact (16 bits times |n| < 2^8),
  * e^r by Taylor to degree 7, 2^n applied so that only the last operation
  * rounds (subnormal results) or overflows. The fast flavour may differ
- * between instruction-set levels (decisions.md §1): at AVX2 and AVX-512 a
- * table of 2^(j/16) shortens the polynomial, which with the reduction uses
- * fused multiply-add, and the two levels give the same bits; the baseline
- * keeps this scalar form. The error bound holds at every level
+ * between instruction-set levels (decisions.md §1): AVX-512 shortens the
+ * polynomial with a table of 2^(j/16), AVX2 fits a degree-6 one, both with
+ * fused multiply-add; the baseline keeps this scalar form. The error bound
+ * holds at every level
  * (docs/transcendentals.md, measured on every input). */
 #if defined(__FMA__)
 #define NORMOPS_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
@@ -363,44 +363,46 @@ static void normops_exp32_fast_shifted_array(const float* x, float shift, float*
     }
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-/* AVX-512's construction (normops_exp32_fast16_core) on 8 lanes, with the
- * same operations on the same values, so the two levels give the same
- * bits: the 16-entry table in two registers (vpermps on the low three bits
- * of j, a blend on the fourth), and 2^floor(n/16) applied as two normal
- * factors 2^k1 2^k2 (k1 = k >> 1, k in [-151, 128]): y 2^k1 is exact, so
- * only the second product rounds, once, as vscalefps does (subnormal
- * results and the overflow to +inf included). Where every lane's result
- * is normal (c in (-86, 88), k in [-125, 126], the common case), adding k
- * to y's exponent field is the same exact product in two operations. 22
- * operations per 8 lanes then, where gcc's vectorisation of the scalar
- * form below took 38. normops_exp32_fast8_scaled: y = exp(c) 2^-k and
- * k = floor(n/16), before the scaling. */
-NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_scaled(__m256 c, __m256i* k_out) {
-    const float* tab = normops_expf_sixteenths;
-    const __m256 lower = _mm256_loadu_ps(tab), upper = _mm256_loadu_ps(tab + 8);
-    __m256 shift = _mm256_set1_ps(NORMOPS_EXPF_SHIFT16);
+/* x = n ln2 + r with n = x log2 e rounded by the shift, |r| <= ln2/2
+ * (about); e^r = 1 + r + r^2 q, q of degree 4 fitted (F2..F6,
+ * transcendental_tables.h), evaluated in Estrin's form with fused
+ * multiply-add; 2^n applied as two normal factors 2^k1 2^k2 (k1 = n >> 1,
+ * n in [-150, 128]): p 2^k1 is exact, so only the second product rounds,
+ * once (subnormal results and the overflow to +inf included). Where every
+ * lane's result is normal (c in (-86, 88), n in [-124, 127], the common
+ * case), adding n to p's exponent field is the same exact product in two
+ * operations: 12 operations per 8 lanes then. AVX-512's table of 2^(j/16)
+ * (two vpermps and a blend here) took 16 and was 9% slower on Zen 2, whose
+ * few operations in flight favour the shorter chain of dependent
+ * operations over the fewer operations; so the AVX2 bits are not AVX-512's
+ * (decisions.md §1 allows it; the bound holds at both, measured on every
+ * input: docs/transcendentals.md). normops_exp32_fast8_scaled: p = exp(c)
+ * 2^-n and the shifted sum t, whose pattern ends in the bits of n. */
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_scaled(__m256 c, __m256* t_out) {
+    __m256 shift = _mm256_set1_ps(NORMOPS_SHIFT32), one = _mm256_set1_ps(1.0f);
     __m256 t = _mm256_fmadd_ps(c, _mm256_set1_ps(NORMOPS_EXPF_LOG2E), shift);
-    __m256 n16 = _mm256_sub_ps(t, shift);  /* n/16, exact */
-    __m256 r = _mm256_fnmadd_ps(n16, _mm256_set1_ps(NORMOPS_EXPF_LN2_HI), c);
-    r = _mm256_fnmadd_ps(n16, _mm256_set1_ps(NORMOPS_EXPF_LN2_LO), r);
-    __m256i j = _mm256_castps_si256(t);
-    __m256 table = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lower, j), _mm256_permutevar8x32_ps(upper, j),
-                                    _mm256_castsi256_ps(_mm256_slli_epi32(j, 28)));
-    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(NORMOPS_EXPF_T3), r, _mm256_set1_ps(NORMOPS_EXPF_T2));
-    __m256 w = _mm256_mul_ps(r, _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f)));
-    *k_out = _mm256_srai_epi32(_mm256_sub_epi32(j, _mm256_castps_si256(shift)), 4);  /* floor(n/16) */
-    return _mm256_fmadd_ps(table, w, table);  /* exp(c) 2^-floor(n/16) */
+    __m256 n = _mm256_sub_ps(t, shift);  /* exact */
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NORMOPS_EXPF_LN2_HI), c);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NORMOPS_EXPF_LN2_LO), r);
+    __m256 r2 = _mm256_mul_ps(r, r);
+    __m256 low = _mm256_fmadd_ps(_mm256_set1_ps(NORMOPS_EXPF_F3), r, _mm256_set1_ps(NORMOPS_EXPF_F2));
+    __m256 high = _mm256_fmadd_ps(_mm256_set1_ps(NORMOPS_EXPF_F5), r, _mm256_set1_ps(NORMOPS_EXPF_F4));
+    high = _mm256_fmadd_ps(_mm256_set1_ps(NORMOPS_EXPF_F6), r2, high);
+    __m256 q = _mm256_fmadd_ps(high, r2, low);  /* F2 + F3 r + r^2 (F4 + F5 r + F6 r^2) */
+    *t_out = t;
+    return _mm256_fmadd_ps(q, r2, _mm256_add_ps(one, r));
 }
 
-/* The fast exponential of lanes all in (-86, 88) (no NaN): 2^k joins y's
- * exponent field, exact since y 2^k is normal. Callers that know their
+/* The fast exponential of lanes all in (-86, 88) (no NaN): n joins p's
+ * exponent field (t's pattern is that of 1.5 2^23 + n, whose shift by 23
+ * leaves n 2^23), exact since p 2^n is normal. Callers that know their
  * range (a Softmax row within 86 of its maximum, a Sigmoid vector that
  * passed normops_fast8_normal_lanes) skip the clamps, the range test and
- * the NaN blend: 16 operations per 8 lanes instead of 24, same bits. */
+ * the NaN blend: same bits. */
 NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_normal(__m256 c) {
-    __m256i k;
-    __m256 y = normops_exp32_fast8_scaled(c, &k);
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), _mm256_slli_epi32(k, 23)));
+    __m256 t;
+    __m256 p = normops_exp32_fast8_scaled(c, &t);
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
 }
 
 #define NORMOPS_EXPF_FAST_NORMAL_LO (-86.0f)
@@ -415,10 +417,11 @@ NORMOPS_ALWAYS_INLINE int normops_fast8_normal_lanes(__m256 c) {
 
 NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_core(__m256 x) {
     __m256 c = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);
-    if (__builtin_expect(normops_fast8_normal_lanes(c), 1))  /* k in [-125, 126] */
+    if (__builtin_expect(normops_fast8_normal_lanes(c), 1))  /* n in [-124, 127] */
         return normops_exp32_fast8_normal(c);
-    __m256i k;
-    __m256 y = normops_exp32_fast8_scaled(c, &k);
+    __m256 t;
+    __m256 y = normops_exp32_fast8_scaled(c, &t);
+    __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(_mm256_set1_ps(NORMOPS_SHIFT32)));
     __m256i k1 = _mm256_srai_epi32(k, 1);
     __m256i bias = _mm256_set1_epi32(127);
     __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));

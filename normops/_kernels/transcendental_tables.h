@@ -449,6 +449,11 @@ static const double normops_log_logc_lo[128] = {
 #define NORMOPS_EXPF_SHIFT16 (0x1.8000000000000p+19f)
 #define NORMOPS_EXPF_T2 (0x1.0002220000000p-1f)
 #define NORMOPS_EXPF_T3 (0x1.5556460000000p-3f)
+#define NORMOPS_EXPF_F2 (0x1.fffff80000000p-2f)
+#define NORMOPS_EXPF_F3 (0x1.55548e0000000p-3f)
+#define NORMOPS_EXPF_F4 (0x1.555b580000000p-5f)
+#define NORMOPS_EXPF_F5 (0x1.123b8e0000000p-7f)
+#define NORMOPS_EXPF_F6 (0x1.687c220000000p-10f)
 /* exp32's float32 quick paths: 2^(j/32) = hi[j] + lo[j] (AVX2, every other entry) */
 #define NORMOPS_EXPF32_SHIFT (0x1.8000000000000p+18f)
 #define NORMOPS_EXPF32_SHIFT16 (0x1.8000000000000p+19f)
