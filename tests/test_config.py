@@ -179,7 +179,8 @@ DIRECT_ROUTES = {
 @pytest.mark.parametrize("route", sorted(DIRECT_ROUTES))
 def test_direct_routes_follow_the_configuration(route):
     call = DIRECT_ROUTES[route]
-    x = np.random.default_rng(5).standard_normal((64, 257)).astype(np.float32) * 0.5
+    # unscaled: at 0.5 x, AVX2's fast LogSoftmax (since 3 December 2026) gives the exact bits
+    x = np.random.default_rng(5).standard_normal((64, 257)).astype(np.float32)
     exact, fast = call(x, mode="exact", n_threads=1), call(x, mode="fast", n_threads=1)
     assert not np.array_equal(exact.view(np.uint32), fast.view(np.uint32))  # the flavours tell apart
     for _ in range(2):  # the second call takes any route the first one kept
