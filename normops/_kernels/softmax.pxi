@@ -25,8 +25,8 @@ cdef extern from "softmax_steps.h" nogil:
                                       int keep, const float* next, float* next_max, float row_min,
                                       float* next_min)
     void normops_divide_float_array(const float* e, float s, float* y, Py_ssize_t n)
-    float normops_row_pass_finishing(const float* x, float shift, float* e, float* d, Py_ssize_t n, int keep,
-                                     int exact, const float* next, float* next_max, float* prev, float prev_by,
+    float normops_row_pass_finishing(const float* x, float shift, float* row, Py_ssize_t n, int exact,
+                                     const float* next, float* next_max, float* prev, float prev_by,
                                      int prev_op, float row_min, float* next_min)
     int normops_finishes_in_pass(int exact, int op)
     void normops_finish_row(float* y, float by, Py_ssize_t n, int op)
@@ -229,9 +229,8 @@ cdef void rows_finished_in_pass(const float* x, float* y, Py_ssize_t first, Py_s
             s = <float>NAN  # step 1: a NaN row, no exponentials
         else:
             # LogSoftmax keeps the differences in its row, Softmax the exponentials
-            s = normops_row_pass_finishing(x + r * cols, m, row, row if log_softmax else NULL, cols,
-                                           not log_softmax, not fast, next, &carried, pending, pending_by, op,
-                                           lo, &carried_min)
+            s = normops_row_pass_finishing(x + r * cols, m, row, cols, not fast, next, &carried, pending,
+                                           pending_by, op, lo, &carried_min)
             pending = NULL
         if pending != NULL:  # this row made no pass: the waiting row on its own
             normops_finish_row(pending, pending_by, cols, op)

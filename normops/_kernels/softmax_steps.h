@@ -501,8 +501,10 @@ static inline void normops_subtract_float(float* y, float log_s, ptrdiff_t n) {
  * every case; AVX-512: the exact Softmax) that last pass runs beside the
  * exponential's arithmetic, on a row still in the L1 cache, instead of in a
  * pass of its own; elsewhere the previous row is finished first, then this
- * row's pass, and the caller keeps its grouped rows instead.
- * Other arguments as normops_exp32_shifted_sum16's (exact) or
+ * row's pass, and the caller keeps its grouped rows instead. row: where
+ * this row's pass keeps what its last pass needs (Softmax the
+ * exponentials, LogSoftmax the differences; prev_op says which). Other
+ * arguments as normops_exp32_shifted_sum16's (exact) or
  * normops_exp32_fast_shifted_sum16's. */
 static inline void normops_finish_row(float* y, float by, ptrdiff_t n, int op) {
     if (op == NORMOPS_LAST_DIVIDE)
@@ -521,12 +523,10 @@ static inline int normops_finishes_in_pass(int exact, int op) {
 }
 
 /* one loop compiled for each flavour, range and operation; what the row
- * keeps follows from the operation (Softmax: its exponentials in e;
- * LogSoftmax: its differences in d), so that those are constants too (as
- * run-time values they cost 8% on Zen 2: normops_row_pass_finishing checks
- * that the caller's keep and d agree) */
+ * keeps follows from the operation, so it is a constant too (as run-time
+ * values, keep and d cost 8% on Zen 2) */
 #define NORMOPS_ROW_FINISHING(EXACT, RANGE, OP)                                                      \
-    normops_exp_sum_row_avx2(x, shift, e, (OP) == NORMOPS_LAST_SUBTRACT ? d : NULL, n,             \
+    normops_exp_sum_row_avx2(x, shift, row, (OP) == NORMOPS_LAST_SUBTRACT ? row : NULL, n,          \
                              (OP) != NORMOPS_LAST_SUBTRACT, EXACT, RANGE, next, next_max, next_min, prev, \
                              prev_by, OP)
 #define NORMOPS_ROW_FINISHING_OPS(EXACT, RANGE)                                  \
@@ -534,17 +534,9 @@ static inline int normops_finishes_in_pass(int exact, int op) {
      : prev_op == NORMOPS_LAST_MULTIPLY ? NORMOPS_ROW_FINISHING(EXACT, RANGE, NORMOPS_LAST_MULTIPLY) \
      : NORMOPS_ROW_FINISHING(EXACT, RANGE, NORMOPS_LAST_SUBTRACT))
 
-static inline float normops_row_pass_finishing(const float* x, float shift, float* e, float* d, ptrdiff_t n,
-                                               int keep, int exact, const float* next, float* next_max,
-                                               float* prev, float prev_by, int prev_op, float row_min,
-                                               float* next_min) {
-    int log_softmax = prev_op == NORMOPS_LAST_SUBTRACT;
-    if (!keep != log_softmax || (d != NULL) != log_softmax) {  /* not a row of rows_finished_in_pass */
-        if (prev)
-            normops_finish_row(prev, prev_by, n, prev_op);
-        return exact ? normops_exp32_shifted_sum16(x, shift, e, d, n, keep, next, next_max, row_min, next_min)
-                     : normops_exp32_fast_shifted_sum16(x, shift, e, d, n, keep, next, next_max, row_min, next_min);
-    }
+static inline float normops_row_pass_finishing(const float* x, float shift, float* row, ptrdiff_t n, int exact,
+                                               const float* next, float* next_max, float* prev, float prev_by,
+                                               int prev_op, float row_min, float* next_min) {
     return exact ? NORMOPS_AVX2_ROW_RANGE(1, row_min, shift, NORMOPS_ROW_FINISHING_OPS)
                  : NORMOPS_AVX2_ROW_RANGE(0, row_min, shift, NORMOPS_ROW_FINISHING_OPS);
 }
@@ -559,10 +551,11 @@ static inline int normops_finishes_in_pass(int exact, int op) {
 #endif
 }
 
-static inline float normops_row_pass_finishing(const float* x, float shift, float* e, float* d, ptrdiff_t n,
-                                               int keep, int exact, const float* next, float* next_max,
-                                               float* prev, float prev_by, int prev_op, float row_min,
-                                               float* next_min) {
+static inline float normops_row_pass_finishing(const float* x, float shift, float* row, ptrdiff_t n, int exact,
+                                               const float* next, float* next_max, float* prev, float prev_by,
+                                               int prev_op, float row_min, float* next_min) {
+    int keep = prev_op != NORMOPS_LAST_SUBTRACT;  /* Softmax keeps its exponentials in row */
+    float *e = row, *d = keep ? NULL : row;       /* LogSoftmax its differences */
 #if defined(__AVX512F__)
     if (exact && prev_op == NORMOPS_LAST_DIVIDE)
         return normops_exp_shifted_sum16_avx512(x, shift, e, d, n, keep, next, next_max, 1, prev, prev_by, row_min,
