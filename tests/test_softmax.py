@@ -477,6 +477,31 @@ def test_fast_flavour_where_the_range_skips_the_exponentials_clamps():
                         same_bits(normops.run(op, [part], mode="fast", n_threads=t)[0], want)
 
 
+def test_fast_rows_holding_nans_with_payloads_are_the_canonical_nan():
+    # the fast pass of a row within 86 of its maximum lets a NaN lane's
+    # exponential be some NaN, not the canonical one (AVX2): whatever its
+    # payload and sign, the row comes out as the canonical NaN, and the
+    # rows after it as the model gives them
+    rng = np.random.default_rng(32)
+    x = (rng.standard_normal((12, 1024)) * 3).astype(np.float32)
+    bits = x.view(np.uint32)
+    placed = ((1, 5, 0x7FC001FF), (3, 1023, 0xFFC00F0F), (4, 0, 0x7F800123), (6, 512, 0xFFFFFFFF),
+              (9, 17, 0x7FC00000))
+    for row, col, pattern in placed:
+        bits[row, col] = pattern
+    for level in isa.available_levels():
+        with isa.use(level):
+            for op in ("Softmax", "LogSoftmax"):
+                for cols in (1024, 257):
+                    part = np.ascontiguousarray(x[:, :cols])
+                    want = fast_model(op, part)
+                    nan_rows = [row for row, col, _ in placed if col < cols]
+                    assert np.all(want[nan_rows].view(np.uint32) == 0x7FC00000)
+                    assert not np.isnan(np.delete(want, nan_rows, axis=0)).any()
+                    for t in (1, 2, 3):
+                        same_bits(normops.run(op, [part], mode="fast", n_threads=t)[0], want)
+
+
 def test_exact_sigmoid_where_vectors_skip_the_exponentials_range_masks():
     # a vector whose every -x is in [-87.3, 88] takes exp32 without its
     # range masks (AVX2): vectors on both sides of those borders

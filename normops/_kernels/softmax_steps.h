@@ -136,13 +136,12 @@ static inline float normops_exp32_fast_shifted_sum16(const float* x, float shift
 }
 #elif defined(__AVX2__) && defined(__FMA__)
 /* the fast exponential of v, its lanes in range (NORMOPS_EXP_NORMAL: in
- * (-86, 0] or NaN; the NaN lanes made canonical, as normops_exp32_fast8
- * does, so that they reach the sum) */
+ * (-86, 0] or NaN; a NaN lane gives a NaN, which reaches the sum: its row
+ * is then written as the canonical NaN) */
 NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_in(__m256 v, int range) {
     if (range != NORMOPS_EXP_NORMAL)
         return normops_exp32_fast8(v);
-    return _mm256_blendv_ps(normops_exp32_fast8_normal(v), _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)),
-                            _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    return normops_exp32_fast8_normal_or_nan(v);
 }
 
 /* The AVX2 pass of both flavours: two vectors hold the sixteen partials
@@ -158,9 +157,31 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
                                                      float prev_by, int prev_op) {
     __m256 s = _mm256_set1_ps(shift), by = _mm256_set1_ps(prev_by);
     ptrdiff_t full = n - n % 16;
+    /* The fast flavour software-pipelined, as the Sigmoid loop (below):
+     * each step computes the next 16 exponentials, then stores and sums the
+     * 16 the step before computed (same operations per lane, same order of
+     * the sum). The exact flavour was no faster so (1% slower): its
+     * exponential branches to the careful path. */
+    __m256 e0 = _mm256_setzero_ps(), e1 = _mm256_setzero_ps();
+#define NORMOPS_ROW_EXPS(at, out0, out1)                                     \
+    do {                                                                     \
+        __m256 v0 = _mm256_sub_ps(_mm256_loadu_ps(x + (at)), s);             \
+        __m256 v1 = _mm256_sub_ps(_mm256_loadu_ps(x + (at) + 8), s);         \
+        if (d) {                                                             \
+            _mm256_storeu_ps(d + (at), v0);                                  \
+            _mm256_storeu_ps(d + (at) + 8, v1);                              \
+        }                                                                    \
+        out0 = exact ? normops_exp32_exact8(v0, range) : normops_exp32_fast8_in(v0, range); \
+        out1 = exact ? normops_exp32_exact8(v1, range) : normops_exp32_fast8_in(v1, range); \
+    } while (0)
+    if (full && !exact)
+        NORMOPS_ROW_EXPS(0, e0, e1);
     for (ptrdiff_t i = 0; i < full; i += 16) {
-        __m256 v0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), s);
-        __m256 v1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), s);
+        __m256 f0 = e0, f1 = e1;
+        if (exact)  /* not pipelined: no faster (its careful path's branch) */
+            NORMOPS_ROW_EXPS(i, e0, e1);
+        else if (i + 16 < full)
+            NORMOPS_ROW_EXPS(i + 16, f0, f1);
         if (prev) {  /* the previous row's last pass (1c), beside this arithmetic */
             __m256 a = _mm256_loadu_ps(prev + i), b = _mm256_loadu_ps(prev + i + 8);
             if (prev_op == NORMOPS_LAST_DIVIDE) {
@@ -176,12 +197,6 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
             _mm256_storeu_ps(prev + i, a);
             _mm256_storeu_ps(prev + i + 8, b);
         }
-        if (d) {
-            _mm256_storeu_ps(d + i, v0);
-            _mm256_storeu_ps(d + i + 8, v1);
-        }
-        __m256 e0 = exact ? normops_exp32_exact8(v0, range) : normops_exp32_fast8_in(v0, range);
-        __m256 e1 = exact ? normops_exp32_exact8(v1, range) : normops_exp32_fast8_in(v1, range);
         if (next) {  /* max and min return their second operand when either is NaN */
             __m256 w0 = _mm256_loadu_ps(next + i), w1 = _mm256_loadu_ps(next + i + 8);
             *mx = _mm256_max_ps(w1, _mm256_max_ps(w0, *mx));
@@ -193,7 +208,12 @@ NORMOPS_ALWAYS_INLINE void normops_exp_sum_terms_avx2(const float* x, float shif
         }
         p->part[0] = p->part[0] + (normops_f32_vec)e0;
         p->part[1] = p->part[1] + (normops_f32_vec)e1;
+        if (!exact) {
+            e0 = f0;
+            e1 = f1;
+        }
     }
+#undef NORMOPS_ROW_EXPS
     if (full < n) {  /* through a copy: exp(d - 0) is exp(d), d - 0 being d for every float */
         float t[16], w[16];
         ptrdiff_t len = n - full;
@@ -773,40 +793,65 @@ NORMOPS_ALWAYS_INLINE __m512 normops_sigmoid16(__m512 x, int fast) {
     return _mm512_div_ps(one, _mm512_add_ps(one, e));
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-/* the same on 8 lanes: -x is 0 - x (+0 for x = +0: e^0 is 1 either way) */
+/* the same on 8 lanes: -x is 0 - x (+0 for x = +0: e^0 is 1 either way);
+ * normops_sigmoid_exp8 the exponential, normops_sigmoid8 the whole */
+NORMOPS_ALWAYS_INLINE __m256 normops_sigmoid_exp8(__m256 x, int fast) {
+    __m256 m = _mm256_sub_ps(_mm256_setzero_ps(), x);
+    if (!fast && normops_exp32_normal_lanes8(m))  /* no range masks: the same bits */
+        return normops_exp32_exact8(m, NORMOPS_EXP_NORMAL);
+    if (!fast)
+        return normops_exp32_exact8(m, NORMOPS_EXP_ANY);
+    if (normops_fast8_normal_lanes(m))  /* no clamp, no NaN: the same bits */
+        return normops_exp32_fast8_normal(m);
+    return normops_exp32_fast8(m);
+}
+
 NORMOPS_ALWAYS_INLINE __m256 normops_sigmoid8(__m256 x, int fast) {
     const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 m = _mm256_sub_ps(_mm256_setzero_ps(), x);
-    __m256 e;
-    if (!fast && normops_exp32_normal_lanes8(m))  /* no range masks: the same bits */
-        e = normops_exp32_exact8(m, NORMOPS_EXP_NORMAL);
-    else if (!fast)
-        e = normops_exp32_exact8(m, NORMOPS_EXP_ANY);
-    else if (normops_fast8_normal_lanes(m))  /* no clamp, no NaN: the same bits */
-        e = normops_exp32_fast8_normal(m);
-    else
-        e = normops_exp32_fast8(m);
-    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+    return _mm256_div_ps(one, _mm256_add_ps(one, normops_sigmoid_exp8(x, fast)));
 }
 #endif
 
 #if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
 /* The loop, instantiated per flavour and store kind below: with fast and
  * stream as run-time values gcc kept both flavours' range tests in the
- * loop (fast Sigmoid 17% slower, exact 4%, on Zen 2). */
+ * loop (fast Sigmoid 17% slower, exact 4%, on Zen 2).
+ *
+ * Software-pipelined: each step divides for the vector whose exponential
+ * the step before computed while it computes the next one's. Zen 2 holds
+ * few operations in flight, and the division and store, waiting on the
+ * exponential's long chain, held places the next exponential could use
+ * (C driver, 65536 elements: fast 0.478 -> 0.455 ns per element, exact
+ * 1.046 -> 0.978). Each lane's arithmetic is unchanged: the same bits. */
 NORMOPS_ALWAYS_INLINE void normops_sigmoid_loop8(const float* x, float* y, ptrdiff_t n, int fast, int stream) {
+    const __m256 one = _mm256_set1_ps(1.0f);
     ptrdiff_t i = 0;
     if (stream)  /* up to y's 64-byte boundary, as the tail below */
         i = normops_stream_head(y, n);
     for (ptrdiff_t k = 0; k < i; k++)
         y[k] = _mm256_cvtss_f32(normops_sigmoid8(_mm256_set1_ps(x[k]), fast));
-    for (; i + 8 <= n; i += 8) {
-        __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
-        __m256 v = normops_sigmoid8(_mm256_loadu_ps(x + i), fast);
-        if (stream)
-            _mm256_stream_ps(y + i, v);
-        else
-            _mm256_storeu_ps(y + i, v);
+    if (i + 8 <= n) {
+        __m256 e = normops_sigmoid_exp8(_mm256_loadu_ps(x + i), fast);
+        for (;; i += 8) {
+            __m256 v;
+            int last = i + 16 > n;
+            if (!last) {
+                __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
+                __m256 following = normops_sigmoid_exp8(_mm256_loadu_ps(x + i + 8), fast);
+                v = _mm256_div_ps(one, _mm256_add_ps(one, e));
+                e = following;
+            } else {
+                v = _mm256_div_ps(one, _mm256_add_ps(one, e));
+            }
+            if (stream)
+                _mm256_stream_ps(y + i, v);
+            else
+                _mm256_storeu_ps(y + i, v);
+            if (last) {
+                i += 8;
+                break;
+            }
+        }
     }
     if (i < n) {  /* the tail through a copy (zeros after it) */
         float tail[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];

@@ -405,6 +405,18 @@ NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_normal(__m256 c) {
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
 }
 
+/* The same for lanes in (-86, 88) or NaN: n converted to an integer
+ * instead (vcvtps2dq turns a NaN into 0x80000000, which the shift by 23
+ * makes 0), so a NaN lane stays a NaN (not the canonical one) and every
+ * other lane gets normops_exp32_fast8_normal's bits; one operation more,
+ * where a blend would take two. */
+NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_normal_or_nan(__m256 c) {
+    __m256 t;
+    __m256 p = normops_exp32_fast8_scaled(c, &t);
+    __m256i n = _mm256_cvtps_epi32(_mm256_sub_ps(t, _mm256_set1_ps(NORMOPS_SHIFT32)));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(n, 23)));
+}
+
 #define NORMOPS_EXPF_FAST_NORMAL_LO (-86.0f)
 #define NORMOPS_EXPF_FAST_NORMAL_HI 88.0f
 
