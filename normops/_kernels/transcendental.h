@@ -903,7 +903,112 @@ NORMOPS_ALWAYS_INLINE void normops_exp32_shifted_blocks(const float* x, float sh
 }
 #endif
 
-#if !defined(__AVX512F__)
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+/* log32's quick path at AVX2: normops_logf64_quick8's operations, in the
+ * same order and with the same constants, on 4 doubles, so that each lane
+ * comes out as the AVX-512 lane does (and the same rounding test decides
+ * it). What AVX2 lacks is made exactly from the bits of z (a positive
+ * normal double: x > 0 finite, subnormal x included, widened): vgetmantpd
+ * with [0.75, 1.5) keeps z's fraction with the exponent of 1, or of 1/2
+ * when the fraction's first bit is set (a mantissa of 1.5 or more), and
+ * vgetexppd of z (4/3 + 2^-40) is z's exponent plus that bit (z has at
+ * most 24 significant bits, so the product reaches 2 exactly when the
+ * mantissa reaches 1.5); the exponent becomes a double by the 2^52 trick
+ * (no int64 conversion at AVX2), the two 16-entry tables are gathered. */
+NORMOPS_ALWAYS_INLINE __m256d normops_logf64_quick4(__m256d z) {
+    const __m256i one_and_half = _mm256_set1_epi64x((long long)1 << 51);
+    __m256i bits = _mm256_castpd_si256(z);
+    __m256i upper = _mm256_and_si256(bits, one_and_half);  /* the mantissa is 1.5 or more */
+    __m256i biased = _mm256_add_epi64(_mm256_srli_epi64(bits, 52), _mm256_srli_epi64(upper, 51));
+    __m256d e = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(biased, _mm256_castpd_si256(_mm256_set1_pd(0x1p52)))),
+                              _mm256_set1_pd(0x1p52 + 1023.0));
+    __m256i fraction = _mm256_and_si256(bits, _mm256_set1_epi64x(0x000FFFFFFFFFFFFFLL));
+    __m256d m = _mm256_castsi256_pd(_mm256_or_si256(
+        fraction, _mm256_sub_epi64(_mm256_set1_epi64x(0x3FF0000000000000LL), _mm256_slli_epi64(upper, 1))));
+    __m256i n = _mm256_and_si256(_mm256_castpd_si256(_mm256_add_pd(m, _mm256_set1_pd(NORMOPS_LOGF64_SHIFT))),
+                                 _mm256_set1_epi64x(15));
+    __m256d invc = _mm256_i64gather_pd(normops_logf64_invc, n, 8);
+    __m256d logc = _mm256_i64gather_pd(normops_logf64_logc, n, 8);
+    __m256d r = _mm256_fmsub_pd(m, invc, _mm256_set1_pd(1.0));
+    __m256d q = _mm256_fmadd_pd(_mm256_set1_pd(NORMOPS_LOGF64_B7), r, _mm256_set1_pd(NORMOPS_LOGF64_B6));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_LOGF64_B5));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_LOGF64_B4));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_LOGF64_B3));
+    q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(NORMOPS_LOGF64_B2));
+    __m256d s = _mm256_fmadd_pd(e, _mm256_set1_pd(NORMOPS_LOGF64_LN2), logc);
+    return _mm256_fmadd_pd(_mm256_mul_pd(r, r), q, _mm256_add_pd(s, r));
+}
+
+/* the rounding test (NORMOPS_NEAR_ADD) on the low 32 bits of 4 doubles: a
+ * mask of the hard lanes (bit i: lane i) */
+NORMOPS_ALWAYS_INLINE int normops_near_boundary4(__m256d y, int add, int mask) {
+    __m256i low = _mm256_add_epi32(_mm256_castpd_si256(y), _mm256_set1_epi64x((long long)(uint32_t)add));
+    __m256i tested = _mm256_and_si256(low, _mm256_set1_epi64x((long long)(uint32_t)mask));
+    return _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(tested, _mm256_setzero_si256())));
+}
+
+/* log32 on 8 lanes by the quick path; *hard: the lanes to recompute, among
+ * them every input that is not positive, finite and non-zero */
+NORMOPS_ALWAYS_INLINE __m256 normops_log32_quick8(__m256 x, int* hard) {
+    __m256i u = _mm256_castps_si256(x);
+    /* x in (0, +inf): its pattern as a signed integer in (0, 0x7F800000) */
+    __m256i usual = _mm256_and_si256(_mm256_cmpgt_epi32(u, _mm256_setzero_si256()),
+                                     _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7F800000), u));
+    __m256d lo = normops_logf64_quick4(_mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+    __m256d hi = normops_logf64_quick4(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+    int add = NORMOPS_NEAR_ADD(NORMOPS_LOGF64_TOL), mask = NORMOPS_NEAR_MASK(NORMOPS_LOGF64_TOL);
+    *hard = (normops_near_boundary4(lo, add, mask) | (normops_near_boundary4(hi, add, mask) << 4))
+        | (~_mm256_movemask_ps(_mm256_castsi256_ps(usual)) & 0xFF);
+    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+
+/* The same on one element in scalar registers (the tails, and LogSoftmax's
+ * log32 of each row's sum, whose latency the next row waits for): the
+ * same operations, scalar, the tables read directly; the careful path
+ * where the quick one cannot decide or x is not in (0, +inf). */
+NORMOPS_ALWAYS_INLINE float normops_log32_quick_or_careful(float x) {
+    uint32_t u = normops_f2u(x);
+    if (__builtin_expect(u - 1u >= 0x7F7FFFFFu, 0))  /* +-0, negative, +inf, NaN */
+        return normops_log32(x);
+    uint64_t bits = normops_d2u((double)x);
+    uint64_t upper = (bits >> 51) & 1u;
+    double e = (double)((int64_t)(bits >> 52) + (int64_t)upper - 1023);
+    double m = normops_u2d((bits & 0x000FFFFFFFFFFFFFull) | (0x3FF0000000000000ull - (upper << 52)));
+    uint64_t n = normops_d2u(m + NORMOPS_LOGF64_SHIFT) & 15u;
+    double r = __builtin_fma(m, normops_logf64_invc[n], -1.0);
+    double q = __builtin_fma(NORMOPS_LOGF64_B7, r, NORMOPS_LOGF64_B6);
+    q = __builtin_fma(q, r, NORMOPS_LOGF64_B5);
+    q = __builtin_fma(q, r, NORMOPS_LOGF64_B4);
+    q = __builtin_fma(q, r, NORMOPS_LOGF64_B3);
+    q = __builtin_fma(q, r, NORMOPS_LOGF64_B2);
+    double s = __builtin_fma(e, NORMOPS_LOGF64_LN2, normops_logf64_logc[n]);
+    double y = __builtin_fma(r * r, q, s + r);
+    uint32_t low = (uint32_t)normops_d2u(y) + (uint32_t)NORMOPS_NEAR_ADD(NORMOPS_LOGF64_TOL);
+    if (__builtin_expect((low & (uint32_t)NORMOPS_NEAR_MASK(NORMOPS_LOGF64_TOL)) == 0, 0))
+        return normops_log32(x);
+    return (float)y;
+}
+
+/* log32 over arrays (y may be x): the quick path, its hard lanes (about 1
+ * in 2^16 on random data, and the special inputs) recomputed by the
+ * careful path; the last n mod 8 one at a time */
+static void normops_log32_array(const float* x, float* y, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    float d[8];
+    for (; i + 8 <= n; i += 8) {
+        int hard;
+        __m256 v = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i, normops_log32_quick8(v, &hard));
+        if (__builtin_expect(hard != 0, 0)) {  /* from a copy: y may be x */
+            _mm256_storeu_ps(d, v);
+            for (; hard; hard &= hard - 1)
+                y[i + __builtin_ctz((unsigned)hard)] = normops_log32(d[__builtin_ctz((unsigned)hard)]);
+        }
+    }
+    for (; i < n; i++)
+        y[i] = normops_log32_quick_or_careful(x[i]);
+}
+#elif !defined(__AVX512F__)
 NORMOPS_VECTOR_MAP(log32_array, log32, float)
 #endif
 #if !defined(__AVX512F__) && !(defined(__AVX2__) && defined(__FMA__))
