@@ -132,26 +132,38 @@ def test_build_without_openmp_gives_the_same_bits(tmp_path):
     assert digest_serial == digest_here
 
 
+@pytest.mark.parametrize("in_cache", [0, 1 << 30])
 @pytest.mark.parametrize("budget", [0, 16384, 32768, 1 << 30])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
-def test_row_grouping_never_changes_bits(budget, dtype):
-    """Rows are summed 1, 2 or 4 side by side depending on a cache budget;
-    every grouping (and the group tails) gives the reference bits."""
-    kernels = isa.kernels
-    old = kernels.set_side_by_side_bytes(budget)
+def test_row_grouping_never_changes_bits(budget, in_cache, dtype):
+    """Rows are summed 1, 2 or 4 side by side depending on a cache budget,
+    and the last step runs one of two loops depending on the range's size;
+    every grouping (and the group tails) and both loops give the reference
+    bits, at every ISA level, NaN rows (canonical) and a Scale holding an
+    infinity (every element checked) included."""
+    old = [(level, isa.load(level).set_side_by_side_bytes(budget),
+            isa.load(level).set_apply_in_cache_bytes(in_cache)) for level in isa.available_levels()]
     try:
-        rng = np.random.default_rng(budget % 97)
-        for rows, cols in ((7, 1500), (9, 3000), (5, 33), (3, 5000)):
+        rng = np.random.default_rng(budget % 97 + in_cache % 89)
+        for rows, cols in ((7, 1500), (9, 3000), (5, 33), (3, 5000), (6, 257)):
             x = rng.standard_normal((rows, cols)).astype(dtype)
+            x[1, cols // 2] = np.nan
             w = rng.standard_normal(cols).astype(dtype)
             b = rng.standard_normal(cols).astype(dtype)
-            for op, inputs in (("LayerNormalization", [x, w, b]), ("RMSNormalization", [x, w])):
-                got = normops.run(op, inputs, n_threads=1)
+            w_inf = w.copy()
+            w_inf[3] = np.inf
+            for op, inputs in (("LayerNormalization", [x, w, b]), ("RMSNormalization", [x, w]),
+                               ("LayerNormalization", [x, w_inf, b]), ("RMSNormalization", [x, w_inf])):
                 want = reference.run(op, inputs)
-                for g, w_ in zip(got, want):
-                    assert g.tobytes() == w_.tobytes(), (op, rows, cols, budget)
+                for level in isa.available_levels():
+                    with isa.use(level):
+                        got = normops.run(op, inputs, n_threads=1)
+                    for g, w_ in zip(got, want):
+                        assert g.tobytes() == w_.tobytes(), (op, rows, cols, budget, level)
     finally:
-        kernels.set_side_by_side_bytes(old)
+        for level, side, cache in old:
+            isa.load(level).set_side_by_side_bytes(side)
+            isa.load(level).set_apply_in_cache_bytes(cache)
 
 
 _FAKE_CC = '''import os, sys

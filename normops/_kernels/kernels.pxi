@@ -30,6 +30,10 @@ cdef Py_ssize_t SERIAL_BELOW_ELEMENTS = 98304
 # Rows summed side by side share the cache between passes: a group holds
 # at most this many bytes (measured, docs/performance.md).
 cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
+# A row normalisation over at most this many bytes of rows (one thread's
+# range) stays in the cache: its last step takes the separately compiled
+# loop (rownorm.pxi, normalize_apply).
+cdef Py_ssize_t APPLY_IN_CACHE_BYTES = 1 << 20
 # BatchNormalization inference: planes shorter than this run as one row per
 # sample with a segment per channel (fewer, longer rows; same bits).
 cdef Py_ssize_t BATCH_PLANE_ELEMENTS = 256
@@ -284,6 +288,16 @@ def mxcsr():
     """The SSE control register of the calling thread (on aarch64, FPCR.FZ
     as its FTZ and DAZ bits; 0 on other CPUs)."""
     return normops_mxcsr()
+
+
+def set_apply_in_cache_bytes(Py_ssize_t nbytes):
+    """Change the size of a row range from which the row normalisations'
+    last step keeps its inlined loop (APPLY_IN_CACHE_BYTES; results do not
+    depend on it); returns the old one."""
+    global APPLY_IN_CACHE_BYTES
+    old = APPLY_IN_CACHE_BYTES
+    APPLY_IN_CACHE_BYTES = max(0, nbytes)
+    return old
 
 
 def set_side_by_side_bytes(Py_ssize_t nbytes):
