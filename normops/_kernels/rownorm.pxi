@@ -304,19 +304,19 @@ cdef inline void normalize_group(
                             params_nan_free, prefetch, p, row, in_cache)
 
 
-cdef void normalize_rows(
+cdef inline void normalize_rows_of(
     const floating* x, floating* y,
     const floating* scale, const floating* bias,
     float* mean_out, float* inv_out,
     Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
-    floating epsilon, bint center, bint params_nan_free, const RowParams* p,
+    floating epsilon, bint center, bint params_nan_free, const RowParams* p, bint in_cache,
 ) noexcept nogil:
     """Normalise rows [row_begin, row_end) of the rows x cols matrix x
     (bias, mean_out and inv_out may be NULL), in groups of rows summed
-    side by side; the next group is prefetched meanwhile."""
+    side by side; the next group is prefetched meanwhile. in_cache (a
+    constant in each caller below): normalize_apply."""
     cdef Py_ssize_t r = row_begin
     cdef int group = rows_side_by_side(cols * sizeof(floating)), nrows
-    cdef bint in_cache = (row_end - row_begin) * cols * <Py_ssize_t>sizeof(floating) <= APPLY_IN_CACHE_BYTES
     while r < row_end:
         nrows = next_group(r, row_end, group)
         normalize_group(nrows, x + r * cols, y + r * cols, scale, bias,
@@ -324,6 +324,30 @@ cdef void normalize_rows(
                         cols, epsilon, center, params_nan_free,
                         x + (r + nrows) * cols if r + 2 * nrows <= row_end else NULL, p, r, in_cache)
         r += nrows
+
+
+cdef void normalize_rows(
+    const floating* x, floating* y,
+    const floating* scale, const floating* bias,
+    float* mean_out, float* inv_out,
+    Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
+    floating epsilon, bint center, bint params_nan_free, const RowParams* p,
+) noexcept nogil:
+    """normalize_rows_of a range of rows from memory"""
+    normalize_rows_of(x, y, scale, bias, mean_out, inv_out, row_begin, row_end, cols, epsilon, center,
+                      params_nan_free, p, False)
+
+
+cdef void normalize_rows_in_cache(
+    const floating* x, floating* y,
+    const floating* scale, const floating* bias,
+    float* mean_out, float* inv_out,
+    Py_ssize_t row_begin, Py_ssize_t row_end, Py_ssize_t cols,
+    floating epsilon, bint center, bint params_nan_free, const RowParams* p,
+) noexcept nogil:
+    """normalize_rows_of a range of rows that stays in the cache"""
+    normalize_rows_of(x, y, scale, bias, mean_out, inv_out, row_begin, row_end, cols, epsilon, center,
+                      params_nan_free, p, True)
 
 
 cdef void normalize_rows_converting(
@@ -373,8 +397,12 @@ cdef inline void normalize_range(
             normalize_rows_converting(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                                       begin, end, cols, epsilon, center, params_nan_free, scratch, p)
             return
-    normalize_rows(<const floating*>x, <floating*>y, scale, bias, mean_out, inv_out,
-                   begin, end, cols, epsilon, center, params_nan_free, p)
+    if (end - begin) * cols * <Py_ssize_t>sizeof(floating) <= APPLY_IN_CACHE_BYTES:
+        normalize_rows_in_cache(<const floating*>x, <floating*>y, scale, bias, mean_out, inv_out,
+                                begin, end, cols, epsilon, center, params_nan_free, p)
+    else:
+        normalize_rows(<const floating*>x, <floating*>y, scale, bias, mean_out, inv_out,
+                       begin, end, cols, epsilon, center, params_nan_free, p)
 
 
 cdef void normalize_chunks(
