@@ -830,29 +830,26 @@ NORMOPS_ALWAYS_INLINE void normops_sigmoid_loop8(const float* x, float* y, ptrdi
         i = normops_stream_head(y, n);
     for (ptrdiff_t k = 0; k < i; k++)
         y[k] = _mm256_cvtss_f32(normops_sigmoid8(_mm256_set1_ps(x[k]), fast));
+#define NORMOPS_SIGMOID_STORE8(at, e)                                         \
+    do {                                                                      \
+        __m256 v_ = _mm256_div_ps(one, _mm256_add_ps(one, e));                \
+        if (stream)                                                           \
+            _mm256_stream_ps(y + (at), v_);                                   \
+        else                                                                  \
+            _mm256_storeu_ps(y + (at), v_);                                   \
+    } while (0)
     if (i + 8 <= n) {
         __m256 e = normops_sigmoid_exp8(_mm256_loadu_ps(x + i), fast);
-        for (;; i += 8) {
-            __m256 v;
-            int last = i + 16 > n;
-            if (!last) {
-                __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
-                __m256 following = normops_sigmoid_exp8(_mm256_loadu_ps(x + i + 8), fast);
-                v = _mm256_div_ps(one, _mm256_add_ps(one, e));
-                e = following;
-            } else {
-                v = _mm256_div_ps(one, _mm256_add_ps(one, e));
-            }
-            if (stream)
-                _mm256_stream_ps(y + i, v);
-            else
-                _mm256_storeu_ps(y + i, v);
-            if (last) {
-                i += 8;
-                break;
-            }
+        for (; i + 16 <= n; i += 8) {
+            __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);
+            __m256 following = normops_sigmoid_exp8(_mm256_loadu_ps(x + i + 8), fast);
+            NORMOPS_SIGMOID_STORE8(i, e);
+            e = following;
         }
+        NORMOPS_SIGMOID_STORE8(i, e);
+        i += 8;
     }
+#undef NORMOPS_SIGMOID_STORE8
     if (i < n) {  /* the tail through a copy (zeros after it) */
         float tail[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];
         for (ptrdiff_t k = 0; k < n - i; k++)
