@@ -192,6 +192,10 @@ def _extensions():
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=COMMON_FLAGS + flags,
                 extra_link_args=SANITIZE_LINK_FLAGS,
+                # every kernel header: Cython tracks only the ones named in a
+                # `cdef extern from`, and a header they include (erf_tanh.h
+                # through gelu.h) changed without a rebuild
+                depends=_kernel_sources(),
             )
         )
     return cythonize(

@@ -190,9 +190,49 @@ NORMOPS_ALWAYS_INLINE __m256 normops_row32_8(const float* row, __m256i i) {
                                  _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + 24), i), bit3);
     return _mm256_blendv_ps(lo, hi, bit4);
 }
+/* The same tables interval by interval (AVX2): interval i's entries H, p0,
+ * p1, ... at i * STRIDE, STRIDE = 8 for erf32 (7 rows) and 16 for tanh32
+ * (9), filled from the generated row-major tables when the module loads. */
+#define NORMOPS_POLY32_ROWS(N) (NORMOPS_##N##32_DEG + 2)
+#define NORMOPS_POLY32_STRIDE(N) (NORMOPS_POLY32_ROWS(N) <= 8 ? 8 : 16)
+static float normops_erf32_by_interval[32 * NORMOPS_POLY32_STRIDE(ERF)] __attribute__((aligned(32)));
+static float normops_tanh32_by_interval[32 * NORMOPS_POLY32_STRIDE(TANH)] __attribute__((aligned(32)));
+__attribute__((constructor)) static void normops_poly32_by_interval(void) {
+    for (int i = 0; i < 32; i++) {
+        for (int r = 0; r < NORMOPS_POLY32_ROWS(ERF); r++)
+            normops_erf32_by_interval[i * NORMOPS_POLY32_STRIDE(ERF) + r] = normops_erf32_tab[r * 32 + i];
+        for (int r = 0; r < NORMOPS_POLY32_ROWS(TANH); r++)
+            normops_tanh32_by_interval[i * NORMOPS_POLY32_STRIDE(TANH) + r] = normops_tanh32_tab[r * 32 + i];
+    }
+}
+
+/* Entries 0..7 of each lane's interval block (blocks of `stride` floats,
+ * the interval in the low 5 bits of the lane of i) as 8 vectors, out[r]
+ * holding entry r of every lane: eight 32-byte rows loaded as 128-bit
+ * halves and transposed. Fewer shuffles than normops_row32_8 per entry
+ * (3 instead of 7) once six or more entries are wanted. */
+NORMOPS_ALWAYS_INLINE void normops_rows8_by_interval(const float* t, int stride, __m256i i, __m256 out[8]) {
+    int ix[8];
+    _mm256_storeu_si256((__m256i*)ix, _mm256_and_si256(i, _mm256_set1_epi32(31)));
+    __m256 r[8];
+    for (int h = 0; h < 2; h++)      /* entries 0..3, then 4..7 */
+        for (int l = 0; l < 4; l++)  /* lane l in the low half, lane l + 4 in the high one */
+            r[4 * h + l] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_load_ps(t + ix[l] * stride + 4 * h)),
+                                                _mm_load_ps(t + ix[l + 4] * stride + 4 * h), 1);
+    for (int h = 0; h < 2; h++) {
+        __m256 t0 = _mm256_unpacklo_ps(r[4 * h], r[4 * h + 1]), t1 = _mm256_unpackhi_ps(r[4 * h], r[4 * h + 1]);
+        __m256 t2 = _mm256_unpacklo_ps(r[4 * h + 2], r[4 * h + 3]), t3 = _mm256_unpackhi_ps(r[4 * h + 2], r[4 * h + 3]);
+        out[4 * h] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+        out[4 * h + 1] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+        out[4 * h + 2] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+        out[4 * h + 3] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+}
+
 /* erf32 / tanh32 on 8 lanes: the scalar function's operations in order
- * (separate * and +), the table rows picked by normops_row32_8: the same
- * bits. */
+ * (separate * and +), the table entries of rows 0..7 from the
+ * interval-major copy, a ninth (tanh) by normops_row32_8: the same bits
+ * (all 2^32 inputs compared with the scalar function by the proof). */
 #define NORMOPS_POLY32_DEFINE8(name, N)                                            \
     NORMOPS_ALWAYS_INLINE __m256 normops_##name##32_8(__m256 x) {                  \
         const float* c = normops_##name##32_tab;                                   \
@@ -204,10 +244,13 @@ NORMOPS_ALWAYS_INLINE __m256 normops_row32_8(const float* row, __m256i i) {
         __m256 k = _mm256_sub_ps(s, shift);                                        \
         __m256 t = _mm256_sub_ps(a, k);                                            \
         __m256i i = _mm256_castps_si256(s);                                        \
-        __m256 p = normops_row32_8(c + (NORMOPS_##N##32_DEG + 1) * 32, i);         \
+        __m256 e[8];  /* e[0] = H, e[r + 1] = p_r */                               \
+        normops_rows8_by_interval(normops_##name##32_by_interval, NORMOPS_POLY32_STRIDE(N), i, e); \
+        __m256 p = NORMOPS_##N##32_DEG + 1 < 8 ? e[NORMOPS_##N##32_DEG + 1]        \
+                   : normops_row32_8(c + (NORMOPS_##N##32_DEG + 1) * 32, i);        \
         for (int r = NORMOPS_##N##32_DEG; r >= 1; r--)                             \
-            p = _mm256_add_ps(_mm256_mul_ps(p, t), normops_row32_8(c + r * 32, i)); \
-        __m256 b = _mm256_blendv_ps(normops_row32_8(c, i), a,                      \
+            p = _mm256_add_ps(_mm256_mul_ps(p, t), e[r]);                          \
+        __m256 b = _mm256_blendv_ps(e[0], a,                                       \
                                     _mm256_cmp_ps(k, _mm256_set1_ps(NORMOPS_##N##32_ZONE), _CMP_LT_OQ)); \
         __m256 y = _mm256_or_ps(_mm256_add_ps(b, _mm256_mul_ps(a, p)), _mm256_and_ps(x, sign)); \
         return _mm256_blendv_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)), \
