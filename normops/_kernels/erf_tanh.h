@@ -192,19 +192,29 @@ NORMOPS_ALWAYS_INLINE __m256 normops_row32_8(const float* row, __m256i i) {
 }
 /* The same tables interval by interval (AVX2): interval i's entries H, p0,
  * p1, ... at i * STRIDE, STRIDE = 8 for erf32 (7 rows) and 16 for tanh32
- * (9), filled from the generated row-major tables when the module loads. */
+ * (9), filled from the generated row-major tables when the module loads.
+ * [1] is the table halved for normops_##name##32_scaled8(x, 1): H / 2 and
+ * p_j 2^j (exact), and top_halved the row of the highest coefficient so
+ * scaled (tanh32 picks its ninth row apart). */
 #define NORMOPS_POLY32_ROWS(N) (NORMOPS_##N##32_DEG + 2)
 #define NORMOPS_POLY32_STRIDE(N) (NORMOPS_POLY32_ROWS(N) <= 8 ? 8 : 16)
-static float normops_erf32_by_interval[32 * NORMOPS_POLY32_STRIDE(ERF)] __attribute__((aligned(32)));
-static float normops_tanh32_by_interval[32 * NORMOPS_POLY32_STRIDE(TANH)] __attribute__((aligned(32)));
-__attribute__((constructor)) static void normops_poly32_by_interval(void) {
-    for (int i = 0; i < 32; i++) {
-        for (int r = 0; r < NORMOPS_POLY32_ROWS(ERF); r++)
-            normops_erf32_by_interval[i * NORMOPS_POLY32_STRIDE(ERF) + r] = normops_erf32_tab[r * 32 + i];
-        for (int r = 0; r < NORMOPS_POLY32_ROWS(TANH); r++)
-            normops_tanh32_by_interval[i * NORMOPS_POLY32_STRIDE(TANH) + r] = normops_tanh32_tab[r * 32 + i];
+#define NORMOPS_POLY32_BY_INTERVAL(name, N)                                        \
+    static float normops_##name##32_by_interval[2][32 * NORMOPS_POLY32_STRIDE(N)] __attribute__((aligned(32))); \
+    static float normops_##name##32_top_halved[32] __attribute__((aligned(32)));  \
+    __attribute__((constructor)) static void normops_##name##32_fill_by_interval(void) { \
+        for (int i = 0; i < 32; i++) {                                             \
+            for (int r = 0; r < NORMOPS_POLY32_ROWS(N); r++) {                     \
+                float v = normops_##name##32_tab[r * 32 + i];                      \
+                normops_##name##32_by_interval[0][i * NORMOPS_POLY32_STRIDE(N) + r] = v; \
+                normops_##name##32_by_interval[1][i * NORMOPS_POLY32_STRIDE(N) + r] = \
+                    r == 0 ? v * 0.5f : v * (float)(1 << (r - 1));                 \
+            }                                                                      \
+            normops_##name##32_top_halved[i] =                                     \
+                normops_##name##32_tab[(NORMOPS_##N##32_DEG + 1) * 32 + i] * (float)(1 << NORMOPS_##N##32_DEG); \
+        }                                                                          \
     }
-}
+NORMOPS_POLY32_BY_INTERVAL(erf, ERF)
+NORMOPS_POLY32_BY_INTERVAL(tanh, TANH)
 
 /* Entries 0..7 of each lane's interval block (blocks of `stride` floats,
  * the interval in the low 5 bits of the lane of i) as 8 vectors, out[r]
@@ -232,28 +242,35 @@ NORMOPS_ALWAYS_INLINE void normops_rows8_by_interval(const float* t, int stride,
 /* erf32 / tanh32 on 8 lanes: the scalar function's operations in order
  * (separate * and +), the table entries of rows 0..7 from the
  * interval-major copy, a ninth (tanh) by normops_row32_8: the same bits
- * (all 2^32 inputs compared with the scalar function by the proof). */
+ * (all 2^32 inputs compared with the scalar function by the proof).
+ * half = 1 (a compile-time constant) gives f(2x) / 2 from x, every value
+ * halved as in normops_##name##32_scaled16 (AVX-512): Gelu's form. The
+ * scaled core leaves a NaN input as some NaN. */
 #define NORMOPS_POLY32_DEFINE8(name, N)                                            \
-    NORMOPS_ALWAYS_INLINE __m256 normops_##name##32_8(__m256 x) {                  \
-        const float* c = normops_##name##32_tab;                                   \
+    NORMOPS_ALWAYS_INLINE __m256 normops_##name##32_scaled8(__m256 x, const int half) { \
+        const float h_ = half ? 0.5f : 1.0f;                                       \
         const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u)); \
-        const __m256 shift = _mm256_set1_ps(NORMOPS_##N##32_SHIFT);                \
+        const __m256 shift = _mm256_set1_ps(NORMOPS_##N##32_SHIFT * h_);           \
         /* min returns its second operand for a NaN: the clamp, as the scalar */  \
-        __m256 a = _mm256_min_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(NORMOPS_##N##32_CLAMP)); \
-        __m256 s = _mm256_add_ps(_mm256_min_ps(a, _mm256_set1_ps(NORMOPS_##N##32_KMAX)), shift); \
+        __m256 a = _mm256_min_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(NORMOPS_##N##32_CLAMP * h_)); \
+        __m256 s = _mm256_add_ps(_mm256_min_ps(a, _mm256_set1_ps(NORMOPS_##N##32_KMAX * h_)), shift); \
         __m256 k = _mm256_sub_ps(s, shift);                                        \
         __m256 t = _mm256_sub_ps(a, k);                                            \
-        __m256i i = _mm256_castps_si256(s);                                        \
+        __m256i i = _mm256_castps_si256(s);  /* halved: s's ulp is halved too, the low bits the same */ \
         __m256 e[8];  /* e[0] = H, e[r + 1] = p_r */                               \
-        normops_rows8_by_interval(normops_##name##32_by_interval, NORMOPS_POLY32_STRIDE(N), i, e); \
+        normops_rows8_by_interval(normops_##name##32_by_interval[half], NORMOPS_POLY32_STRIDE(N), i, e); \
         __m256 p = NORMOPS_##N##32_DEG + 1 < 8 ? e[NORMOPS_##N##32_DEG + 1]        \
-                   : normops_row32_8(c + (NORMOPS_##N##32_DEG + 1) * 32, i);        \
+                   : normops_row32_8(half ? normops_##name##32_top_halved          \
+                                          : normops_##name##32_tab + (NORMOPS_##N##32_DEG + 1) * 32, i); \
         for (int r = NORMOPS_##N##32_DEG; r >= 1; r--)                             \
             p = _mm256_add_ps(_mm256_mul_ps(p, t), e[r]);                          \
         __m256 b = _mm256_blendv_ps(e[0], a,                                       \
-                                    _mm256_cmp_ps(k, _mm256_set1_ps(NORMOPS_##N##32_ZONE), _CMP_LT_OQ)); \
-        __m256 y = _mm256_or_ps(_mm256_add_ps(b, _mm256_mul_ps(a, p)), _mm256_and_ps(x, sign)); \
-        return _mm256_blendv_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)), \
+                                    _mm256_cmp_ps(k, _mm256_set1_ps(NORMOPS_##N##32_ZONE * h_), _CMP_LT_OQ)); \
+        return _mm256_or_ps(_mm256_add_ps(b, _mm256_mul_ps(a, p)), _mm256_and_ps(x, sign)); \
+    }                                                                              \
+    NORMOPS_ALWAYS_INLINE __m256 normops_##name##32_8(__m256 x) {                  \
+        return _mm256_blendv_ps(normops_##name##32_scaled8(x, 0),                  \
+                                _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)), \
                                 _mm256_cmp_ps(x, x, _CMP_UNORD_Q));                \
     }                                                                              \
     static void normops_##name##32_array(const float* x, float* y, ptrdiff_t n) { \
