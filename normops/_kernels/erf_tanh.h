@@ -242,7 +242,8 @@ NORMOPS_ALWAYS_INLINE void normops_rows8_by_interval(const float* t, int stride,
 /* erf32 / tanh32 on 8 lanes: the scalar function's operations in order
  * (separate * and +), the table entries of rows 0..7 from the
  * interval-major copy, a ninth (tanh) by normops_row32_8: the same bits
- * (all 2^32 inputs compared with the scalar function by the proof).
+ * (all 2^32 inputs: a C driver against the scalar function, and the
+ * proof's recorded digests).
  * half = 1 (a compile-time constant) gives f(2x) / 2 from x, every value
  * halved as in normops_##name##32_scaled16 (AVX-512): Gelu's form. The
  * scaled core leaves a NaN input as some NaN. */

@@ -576,10 +576,10 @@ NORMOPS_SCALAR_MAP(log32, float)
  * element that was not hard changes nothing: both paths give the correctly
  * rounded result. Not inlined: it stays out of the hot loop. At AVX2 an
  * element first takes the baseline's float64 quick path (normops_exp32_quick,
- * its rounding test 2^10 times narrower than the float32 one's), and the
- * double-double path only where that is hard too: about 1 element in 500
- * comes here, and this halves what each costs (29 -> 18 ns, with the
- * branch's misprediction). AVX-512, where the proof could not be rerun,
+ * its window, 2^-42 relative, about 2^9 times narrower than the float32
+ * one's), and the double-double path only where that is hard too: about 1
+ * element in 500 comes here, and each costs about 18 ns instead of 29
+ * (with the branch's misprediction and the stores). AVX-512, where the proof could not be rerun,
  * keeps the direct path. */
 __attribute__((noinline)) static void normops_exp32_careful(const float* d, float* y, unsigned lanes) {
     for (; lanes; lanes &= lanes - 1) {
