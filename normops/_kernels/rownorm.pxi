@@ -213,8 +213,9 @@ cdef inline void normalize_row_group(
     and inv_out[0..nrows) (each may be NULL). The rows' sums run side by
     side, each in its own canonical order. ``prefetch`` (or NULL) is the
     next group's first row; in_cache: the caller's rows stay in the cache
-    (normalize_apply)."""
+    (normalize_apply), as a group's always do."""
     cdef floating n = <floating>cols
+    cdef bint apply_in_cache = in_cache or nrows > 1  # constants: folded in each copy
     cdef floating one = 1
     cdef floating mean[MAX_ROWS_SIDE_BY_SIDE]
     cdef floating var[MAX_ROWS_SIDE_BY_SIDE]
@@ -224,7 +225,7 @@ cdef inline void normalize_row_group(
         # supplied statistics: anything may be NaN, so every element is checked
         for r in range(nrows):
             normalize_apply_row(x + r * cols, y + r * cols, scale, bias, 0, 0, cols, p, row + r, True,
-                                in_cache or nrows > 1)
+                                apply_in_cache)
         return
     # step 1 (RMS: the mean is 0 and not computed)
     if center:
@@ -244,10 +245,10 @@ cdef inline void normalize_row_group(
         # step 4
         if params_nan_free and is_finite(var[r]) and is_finite(inv):
             normalize_apply_row(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, p, row + r, False,
-                                in_cache or nrows > 1)
+                                apply_in_cache)
         else:
             normalize_apply_row(x + r * cols, y + r * cols, scale, bias, mean[r], inv, cols, p, row + r, True,
-                                in_cache or nrows > 1)
+                                apply_in_cache)
         if p.mean_native != NULL:
             (<floating*>p.mean_native)[row + r] = canonical(mean[r], True)
         if p.var_native != NULL:
