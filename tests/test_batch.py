@@ -173,6 +173,24 @@ def test_benchmark_batch_measurement_small():
     assert build_parser().parse_args(["--batch"]).batch is True
 
 
+def test_benchmark_pool_measurement_small():
+    from normops import _isa
+    from normops.benchmark import batch as bench_batch
+
+    loaded = _isa.kernels
+    got = bench_batch.measure_pool(pools=(1, 3, 2), rounds=2, calls=6, rows=16, cols=64)
+    assert _isa.kernels is loaded  # the loaded build is back in place
+    assert got["pools"] == [2, 3]
+    (r,) = got["builds"].values()
+    assert r["serial_ms"] > 0
+    assert set(r["default"]) == {2, 3} and set(r["one_thread"]) == {1, 2, 3}
+    assert all(v > 0 for v in list(r["default"].values()) + list(r["one_thread"].values()))
+    lines = bench_batch.batch_lines({"batch": {"method": "m", "cases": {}, "pool": got}})
+    assert lines[0] == "map_batch method: m"
+    assert "2 Python threads" in lines[1] and "3 Python threads" in lines[1]
+    assert lines[2].startswith("Python threads method: 6 LayerNormalization 16x64")
+
+
 def _python_progress_inside_calls(call):
     """Main-thread iterations that ran strictly inside the middle 80% of a
     call made by another thread. The switch interval is made huge, so a

@@ -12,15 +12,15 @@ minutes fall on every variant alike. Per-call times give the median and the
 on one core for the run (and stops it). Issue 19's targets: busy, p90 at 2
 threads <= 1.25x p90 at 1 thread; quiet, new medians no slower than old.
 
-``--pool`` measures the thread budget instead: P Python threads (one
-persistent, warmed-up pool each) calling LayerNormalization 1024x4096 at
-the default thread count, against the same calls made one after another,
-each build in turn (rounds interleaved); the same with n_threads=1 for
+``--pool`` measures the thread budget instead, with each build in turn
+(normops.benchmark.batch.measure_pool, which the performance page runs on
+the loaded build): P Python threads (one persistent, warmed-up pool each)
+calling LayerNormalization 1024x4096 at the default thread count, against
+the same calls made one after another; the same with n_threads=1 for
 reference. The throughput ratio should be at least 1 (no loss from
 oversubscription).
 """
 import argparse
-import concurrent.futures
 import glob
 import importlib.machinery
 import importlib.util
@@ -59,47 +59,15 @@ def cases():
 
 
 def pool_rounds(builds, pools, rounds, calls):
-    """Throughput of P Python threads against the same calls made one after
-    another, at the default thread count and (for reference) at
-    n_threads=1. The pools are created once and warmed up: a thread's first
-    call pays for its new malloc arena (a fresh 16 MB output faulted in,
-    45-120 ms measured) and its OpenMP team, which a pool made anew for
-    every round would measure instead of the calls."""
-    rng = np.random.default_rng(19)
-    x = rng.standard_normal((1024, 4096), dtype=np.float32)
-    w = rng.standard_normal(4096, dtype=np.float32)
+    """The thread budget's throughput (normops.benchmark.batch.measure_pool)
+    with each build in turn."""
+    from normops.benchmark.batch import measure_pool
 
-    def run(args):
-        count, n_threads = args
-        for _ in range(count):
-            normops.layer_normalization(x, w, n_threads=n_threads)
-
-    executors = {p: concurrent.futures.ThreadPoolExecutor(p) for p in (1, *pools)}
-    variants = [(p, t) for p in (1, *pools) for t in (None, 1)]
-    for v in builds:
-        _isa.kernels = builds[v]
-        for p, t in variants:
-            list(executors[p].map(run, [(3, t)] * p))
-    times = {(v, p, t): [] for v in builds for p, t in variants}
-    units = [(v, p, t) for v in builds for p, t in variants]
-    for r in range(rounds):
-        # the order rotates every round: the first calls after a change of
-        # pool are slower for a few ms (1.7 against 2.9 ms measured, in
-        # whichever variant comes after the serial 2-thread calls), and a
-        # fixed order would charge that to one variant only
-        k = r % len(units)
-        for v, p, t in units[k:] + units[:k]:
-            _isa.kernels = builds[v]
-            start = time.perf_counter()
-            list(executors[p].map(run, [(calls // p, t)] * p))
-            times[(v, p, t)].append(time.perf_counter() - start)
-    for executor in executors.values():
-        executor.shutdown()
-    for v in builds:
-        serial = np.median(times[(v, 1, None)])
-        line = ", ".join(f"{p} threads {serial / np.median(times[(v, p, None)]):.2f}x" for p in pools)
-        ones = ", ".join(f"{p} threads {serial / np.median(times[(v, p, 1)]):.2f}x" for p in (1, *pools))
-        print(f"  {v}: {calls} calls serially {serial * 1e3:.1f} ms (median); throughput vs serial: {line}; "
+    got = measure_pool(pools, rounds=rounds, calls=calls, builds=builds)
+    for v, r in got["builds"].items():
+        line = ", ".join(f"{p} threads {r['default'][p]:.2f}x" for p in got["pools"])
+        ones = ", ".join(f"{p} threads {r['one_thread'][p]:.2f}x" for p in sorted(r["one_thread"]))
+        print(f"  {v}: {calls} calls serially {r['serial_ms']:.1f} ms (median); throughput vs serial: {line}; "
               f"with n_threads=1: {ones}")
 
 
@@ -110,14 +78,15 @@ def main():
     parser.add_argument("--level", default=_isa.current_level())
     parser.add_argument("--busy-core", action="store_true")
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=None,
+                        help="calls per round (default 20; with --pool, 80)")
     parser.add_argument("--pool", help="comma-separated Python thread counts")
     args = parser.parse_args()
     builds = {"old": load(args.old, args.level, "normops_old"), "new": load(args.new, args.level, "normops_new")}
     if args.pool:
         print(f"load before: {os.getloadavg()[0]:.2f}; level {args.level}; default threads "
               f"{normops.get_num_threads()}")
-        pool_rounds(builds, [int(p) for p in args.pool.split(",")], args.rounds, args.calls)
+        pool_rounds(builds, [int(p) for p in args.pool.split(",")], args.rounds, args.calls or 80)
         print(f"load after: {os.getloadavg()[0]:.2f}")
         return
     busy = None
@@ -138,7 +107,7 @@ def main():
                     _isa.kernels = builds[v]
                     for t in (1, 2):
                         sample = times[(v, t)]
-                        for _ in range(args.calls):
+                        for _ in range(args.calls or 20):
                             start = time.perf_counter()
                             call(t)
                             sample.append(time.perf_counter() - start)

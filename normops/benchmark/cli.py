@@ -48,7 +48,8 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
                    help="measure this machine's read/copy bandwidth and report each case's "
                         "fraction of the copy limit")
     p.add_argument("--batch", action="store_true",
-                   help="also measure normops.map_batch throughput at 1 and 2 workers")
+                   help="also measure normops.map_batch throughput at 1 and 2 workers, and "
+                        "calls from 2 and 4 Python threads against serial calls")
     p.add_argument("--seed", type=int, default=0, help="seed of the input data (default 0)")
     p.add_argument("--no-overhead", action="store_true",
                    help="skip the 1x8 LayerNormalization per-call overhead probe")

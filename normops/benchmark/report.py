@@ -605,7 +605,10 @@ def render_page(results, figures=(), prefix: str = "") -> str:
         from .batch import batch_lines
 
         out += ["## Batches from threads", "",
-                "`normops.map_batch` at 1 and 2 workers ([batch.md](batch.md)):", ""]
+                "`normops.map_batch` at 1 and 2 workers ([batch.md](batch.md)), and calls made "
+                "from several Python threads at once at the default thread count, which share "
+                "the cores through the thread budget ([design.md](design.md), \"Thread budget\"; "
+                "issue 19's target: at least the serial throughput):", ""]
         out += [f"- {line}" for line in batch_lines(meta)] + [""]
     if curves:
         out += ["## Throughput", "",

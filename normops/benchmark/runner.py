@@ -400,8 +400,9 @@ def bench(
         Write results.json, results.csv, results.md and the figures
         (`normops.benchmark.figures`) there.
     batch : bool
-        Also measure ``normops.map_batch`` throughput at 1 and 2 workers
-        (see `normops.benchmark.batch`), in ``meta["batch"]``.
+        Also measure ``normops.map_batch`` throughput at 1 and 2 workers,
+        and calls from 2 and 4 Python threads against serial calls (see
+        `normops.benchmark.batch`), in ``meta["batch"]`` (``["pool"]``).
     interleave : bool
         Every runtime in ONE process per thread count, their calls
         alternated (A B C, B C A, ...) with idle threads sleeping on both
@@ -525,8 +526,8 @@ def bench(
 
 
 def _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch, **extra):
-    """The run's meta (settings, machine, load, bandwidth and map_batch
-    figures when asked) and {runtime: why} for the runtimes not installed."""
+    """The run's meta (settings, machine, load, bandwidth, map_batch and
+    Python-thread figures when asked) and {runtime: why} for the runtimes not installed."""
     skipped = {}
     for rt in rt_names:
         miss = missing_modules(rt)
@@ -553,9 +554,11 @@ def _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mi
 
         meta["bandwidth"] = measure_bandwidth(thread_list, size_mib=bandwidth_mib)
     if batch:
-        from .batch import measure_batch
+        from .batch import measure_batch, measure_pool
 
         meta["batch"] = measure_batch(arrays=8 if quick else 32, repeats=2 if quick else 5)
+        meta["batch"]["pool"] = (measure_pool(rounds=2, calls=4, rows=64) if quick
+                                 else measure_pool(rounds=15))
     return meta, skipped
 
 
