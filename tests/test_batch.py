@@ -189,6 +189,9 @@ def test_benchmark_pool_measurement_small():
     assert lines[0] == "map_batch method: m"
     assert "2 Python threads" in lines[1] and "3 Python threads" in lines[1]
     assert lines[2].startswith("Python threads method: 6 LayerNormalization 16x64")
+    # the page is written from results.json, where the thread counts are strings
+    import json
+    assert bench_batch.pool_lines(json.loads(json.dumps(got))) == bench_batch.pool_lines(got)
 
 
 def _python_progress_inside_calls(call):

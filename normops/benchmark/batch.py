@@ -165,8 +165,10 @@ def pool_lines(pool) -> list[str]:
     lines = []
     for v, r in pool["builds"].items():
         label = "" if len(pool["builds"]) == 1 else f" ({v})"
-        default = ", ".join(f"{p} Python threads {r['default'][p]:.2f}x" for p in pool["pools"])
-        ones = ", ".join(f"{p} {r['one_thread'][p]:.2f}x" for p in sorted(r["one_thread"]))
+        # (thread counts are string keys once read back from results.json)
+        default, ones = ({int(p): x for p, x in r[k].items()} for k in ("default", "one_thread"))
+        default = ", ".join(f"{p} Python threads {default[p]:.2f}x" for p in sorted(default))
+        ones = ", ".join(f"{p} {ones[p]:.2f}x" for p in sorted(ones))
         lines.append(f"calls from Python threads{label}: serial {r['serial_ms']:.1f} ms; throughput "
                      f"against serial at the default thread count: {default}; with n_threads=1 "
                      f"from 1, 2, ... threads: {ones}")
