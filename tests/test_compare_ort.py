@@ -101,7 +101,7 @@ def test_ill_conditioned_rows_are_near_the_float64_result():
     # |mean| / std about 1e4 in a row of 5: float32 normops and ORT are each
     # ~7e-5 from the float64 result, in opposite directions.
     gen = co.GENERATORS["", "LayerNormalization"]
-    g = co.Gen(co._case_rng(123, "LayerNormalization", 17, "float32", 445), specials=False)
+    g = co.Gen(co.cases._case_rng(123, "LayerNormalization", 17, "float32", 445), specials=False)
     inputs, attrs = gen.make(g, 17, np.dtype(np.float32))
     result = co.run_case(co.Case("LayerNormalization", "", 17, 17, "float32", 445, inputs, attrs))
     assert (result.status, result.category) == (co.FAIL, co.NEAR_FLOAT64), result.message
@@ -125,7 +125,7 @@ def test_nan_difference_in_a_documented_category_is_not_a_failure(monkeypatch):
     x = np.array([[1.0, np.nan, 2.0]], np.float32)
     monkeypatch.setattr(normops, "run", lambda *a, **k: [np.zeros((1, 3), np.float32)])
     assert co.run_case(_softmax_case(x)).status == co.FAIL
-    monkeypatch.setitem(co._NAN_CATEGORY, "Softmax", "ArgMax/ArgMin on NaN")
+    monkeypatch.setitem(co.differences._NAN_CATEGORY, "Softmax", "ArgMax/ArgMin on NaN")
     result = co.run_case(_softmax_case(x))
     assert (result.status, result.category) == (co.DOCUMENTED, "ArgMax/ArgMin on NaN")
     # Without NaN in the input the same category does not excuse anything.
@@ -215,12 +215,12 @@ def test_generators_make_valid_models(key):
     gen = co.GENERATORS[key]
     for version in gen.versions:
         for name in co.schema_dtypes(gen, version):
-            dtype = co._dtype(name)
+            dtype = co.comparison._dtype(name)
             for i in range(3):
-                g = co.Gen(co._case_rng(0, gen.op_type, version, name, i), specials=(i == 2))
+                g = co.Gen(co.cases._case_rng(0, gen.op_type, version, name, i), specials=(i == 2))
                 inputs, attrs = gen.make(g, version, dtype)
                 case = co.Case(gen.op_type, gen.domain, version, gen.model_opset(version), name, i, inputs, attrs)
-                model, _ = co._model(case, co.n_outputs_of(case, 1))
+                model, _ = co.runner._model(case, co.n_outputs_of(case, 1))
                 # onnx knows no com.microsoft schema; MeanVarianceNormalization's
                 # function body types its Pow exponent as float, so onnx's own
                 # inference fails on its other dtypes (ORT cannot build them either)
@@ -235,7 +235,7 @@ def test_onnx_runtime_runs_every_generator_in_float32(key):
     gen = co.GENERATORS[key]
     version = gen.versions[-1]
     for i in range(3):
-        g = co.Gen(co._case_rng(0, gen.op_type, version, "float32", i), specials=(i == 2))
+        g = co.Gen(co.cases._case_rng(0, gen.op_type, version, "float32", i), specials=(i == 2))
         inputs, attrs = gen.make(g, version, np.dtype(np.float32))
         case = co.Case(gen.op_type, gen.domain, version, gen.model_opset(version), "float32", i, inputs, attrs)
         outputs = co.run_ort(case, co.n_outputs_of(case, 1))
@@ -431,11 +431,11 @@ def test_fused_affine_rule_needs_its_evidence(monkeypatch):
     x, extra = _minus_30000_plane()
     # ORT's disagreement not reproduced by the fused form: not excused.
     real_ort = co.run_ort
-    monkeypatch.setattr(co, "run_ort", lambda case, n: [y * np.asarray(1.01, y.dtype)
+    monkeypatch.setattr(co.runner, "run_ort", lambda case, n: [y * np.asarray(1.01, y.dtype)
                                                         for y in real_ort(case, n)])
     result = _run("InstanceNormalization", x, {}, 22, extra=extra)
     assert result.status == co.FAIL, result.message
-    monkeypatch.setattr(co, "run_ort", real_ort)
+    monkeypatch.setattr(co.runner, "run_ort", real_ort)
     # A wrong normops is not excused.
     real = normops.run
     monkeypatch.setattr(normops, "run", lambda *a, **k: [y * np.asarray(1.01, y.dtype) for y in real(*a, **k)])
@@ -534,7 +534,7 @@ def test_cli_writes_its_section_and_conformance_keeps_it(tmp_path, capsys):
 
 
 def test_checked_in_page_has_the_section():
-    page = co._default_page()
+    page = co.report._default_page()
     if page is None or not page.is_file():
         pytest.skip("no docs/conformance.md in this tree")
     section = co.extract_section(page.read_text())

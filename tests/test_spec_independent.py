@@ -116,7 +116,7 @@ def _cases():
                 names = [n for n in names if n == "float32"] or list(names[:1])
             for index, name in enumerate(names):
                 try:
-                    dtype = compare_ort._dtype(name)
+                    dtype = compare_ort.comparison._dtype(name)
                 except ImportError:  # bfloat16 without ml_dtypes
                     continue
                 g = compare_ort.Gen(np.random.default_rng([18, version, index]), specials=index % 2 == 1)
@@ -147,7 +147,7 @@ def test_every_operator_through_every_route(reference_off):
             _agree(got, want, f"named {label}")
         if isinstance(want, type):  # refused: the session refuses it at load or run time
             continue
-        model, names = compare_ort._model(case, len(want))
+        model, names = compare_ort.runner._model(case, len(want))
         del model.graph.output[:]  # typed outputs, as a session needs them
         model.graph.output.extend(onnx.helper.make_tensor_value_info(
             f"out{k}", onnx.helper.np_dtype_to_tensor_dtype(w.dtype), w.shape) for k, w in enumerate(want))
