@@ -189,6 +189,8 @@ def test_benchmark_pool_measurement_small():
     assert lines[0] == "map_batch method: m"
     assert "2 Python threads" in lines[1] and "3 Python threads" in lines[1]
     assert lines[2].startswith("Python threads method: 6 LayerNormalization 16x64")
+    with pytest.raises(ValueError, match="at least as many calls"):
+        bench_batch.measure_pool(pools=(4,), rounds=1, calls=3, rows=4, cols=8)
     # the page is written from results.json, where the thread counts are strings
     import json
     assert bench_batch.pool_lines(json.loads(json.dumps(got))) == bench_batch.pool_lines(got)

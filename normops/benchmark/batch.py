@@ -119,6 +119,9 @@ def measure_pool(pools=(2, 4), rounds: int = 15, calls: int = 80, rows: int = 10
     x = rng.standard_normal((rows, cols), dtype=np.float32)
     w = rng.standard_normal(cols, dtype=np.float32)
     pools = sorted(set(int(p) for p in pools) - {1})
+    if not pools or calls < max(pools):
+        raise ValueError(f"measure_pool needs a pool of 2 or more threads and at least as many calls "
+                         f"({calls} calls for pools {pools})")
     builds = builds or {"current": _isa.kernels}
     loaded = _isa.kernels
 
@@ -146,6 +149,7 @@ def measure_pool(pools=(2, 4), rounds: int = 15, calls: int = 80, rows: int = 10
         _isa.kernels = loaded
         for executor in executors.values():
             executor.shutdown()
+
     def ratio(serial, v, p, t):  # per call: P threads make calls // P calls each
         return serial / calls / (float(np.median(times[(v, p, t)])) / (calls // p * p))
 
