@@ -61,14 +61,10 @@ def cases():
 def pool_rounds(builds, pools, rounds, calls):
     """The thread budget's throughput (normops.benchmark.batch.measure_pool)
     with each build in turn."""
-    from normops.benchmark.batch import measure_pool
+    from normops.benchmark.batch import measure_pool, pool_lines
 
-    got = measure_pool(pools, rounds=rounds, calls=calls, builds=builds)
-    for v, r in got["builds"].items():
-        line = ", ".join(f"{p} threads {r['default'][p]:.2f}x" for p in got["pools"])
-        ones = ", ".join(f"{p} threads {r['one_thread'][p]:.2f}x" for p in sorted(r["one_thread"]))
-        print(f"  {v}: {calls} calls serially {r['serial_ms']:.1f} ms (median); throughput vs serial: {line}; "
-              f"with n_threads=1: {ones}")
+    for line in pool_lines(measure_pool(pools, rounds=rounds, calls=calls, builds=builds)):
+        print("  " + line)
 
 
 def main():

@@ -579,8 +579,8 @@ NORMOPS_SCALAR_MAP(log32, float)
  * its window, 2^-42 relative, about 2^9 times narrower than the float32
  * one's), and the double-double path only where that is hard too: about 1
  * element in 500 comes here, and each costs about 18 ns instead of 29
- * (with the branch's misprediction and the stores). AVX-512, where the proof could not be rerun,
- * keeps the direct path. */
+ * (with the branch's misprediction and the stores). AVX-512, where the
+ * proof could not be rerun, keeps the direct path. */
 __attribute__((noinline)) static void normops_exp32_careful(const float* d, float* y, unsigned lanes) {
     for (; lanes; lanes &= lanes - 1) {
         float x = d[__builtin_ctz(lanes)];
