@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._markdown import table_head, table_row
+
 __all__ = [
     "Case",
     "Outcome",
@@ -627,14 +629,12 @@ def to_markdown(report: Report, *, command: str = _COMMAND, date: str | None = N
         "the cases normops does not run (expanded function bodies, opsets or types "
         "it does not serve).",
         "",
-        "| " + " | ".join(_HEADERS) + " |",
-        "| " + " | ".join("---" if i < 3 else "---:" for i in range(len(_HEADERS))) + " |",
-    ]
+    ] + table_head(_HEADERS, left=3)
     for row in _rows(report):
         cells = [_md_cell(c) for c in row]
         if row[0] == "total":
             cells = [f"**{c}**" if c else "" for c in cells]
-        out.append("| " + " | ".join(cells) + " |")
+        out.append(table_row(cells))
     out += ["", _others_line(report) + " " + _summary(report) + ".", ""]
 
     out += ["## Failures", ""]

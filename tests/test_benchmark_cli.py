@@ -9,6 +9,7 @@ import csv
 import importlib.util
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -424,6 +425,42 @@ def test_page_from_stored_results(stored_page):
                  "## NumPy/SciPy-style functions", "## ONNX sessions",
                  "`normops.run` against the named function", "OMP_WAIT_POLICY=PASSIVE"):
         assert part in text, part
+
+
+def _cells(line):
+    """A table line's cells ("|" escaped as "\\|" stays inside a cell)."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def test_every_table_of_the_page_is_well_formed(stored_page):
+    """Each Markdown table: a header, an alignment row of --- / ---: (labels
+    left, figures right), then rows with exactly the header's cell count."""
+    tables, current = [], []
+    for line in stored_page[0].splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    assert len(tables) >= 8
+    for t in tables:
+        header, align, rows = _cells(t[0]), _cells(t[1]), t[2:]
+        assert align and set(align) <= {"---", "---:"} and len(align) == len(header), t[:2]
+        assert rows, t[0]
+        for row in rows:
+            assert len(_cells(row)) == len(header), (t[0], row)
+    headers = [t[0] for t in tables]
+    assert any(h.startswith("| operator | dtype | T | cases |") for h in headers)
+    assert any(h == "| threads | read GB/s | copy GB/s |" for h in headers) or "## Memory bandwidth" not in stored_page[0]
+
+
+def test_markdown_table_rows_must_match_the_header():
+    from normops._markdown import table
+
+    assert table(["case", "µs"], [["a", "1.0"]]) == ["| case | µs |", "| --- | ---: |", "| a | 1.0 |"]
+    assert table(["n", "x"], [], left=0)[1] == "| ---: | ---: |"
+    with pytest.raises(ValueError, match="2 cells for 3 columns"):
+        table(["a", "b", "c"], [["1", "2"]])
 
 
 def test_call_as_written_makes_the_call_with_its_own_arguments():

@@ -19,6 +19,8 @@ import os
 import sys
 from pathlib import Path
 
+from .._markdown import table, table_head, table_row
+
 __all__ = [
     "columns",
     "write_outputs",
@@ -215,11 +217,7 @@ def _used_spec(rows, meta):
 
 def markdown_table(rows, meta) -> str:
     spec = _used_spec(rows, meta)
-    lines = ["| " + " | ".join(h for h, _ in spec) + " |",
-             "|" + "|".join("---" if i < 2 else "---:" for i in range(len(spec))) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(f(r) for _, f in spec) + " |")
-    return "\n".join(lines)
+    return "\n".join(table([h for h, _ in spec], ([f(r) for _, f in spec] for r in rows), left=2))
 
 
 def terminal_table(rows, meta) -> str:
@@ -295,17 +293,16 @@ def ratio_summary(rows, meta, prefix: str = "ort") -> list[dict]:
 
 def ratio_table(rows, meta, prefix: str = "ort") -> str:
     ort = "ORT-iob" if prefix == "ort_iob" else "ORT"
-    lines = [f"| operator | dtype | T | cases | {ort}/exact geomean | min | max | exact slower in "
-             f"| {ort}/fast geomean | min | max |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    header = ["operator", "dtype", "T", "cases", f"{ort}/exact geomean", "min", "max", "exact slower in",
+              f"{ort}/fast geomean", "min", "max"]
+    rows_out = []
     for e in ratio_summary(rows, meta, prefix):
         ex, fa = e["exact"], e["fast"]
-        lines.append(
-            f"| {e['op_type']} | {e['dtype']} | {e['threads']} | {e['cases']} | "
-            f"{_fmt_ratio(ex['geomean'])} | {_fmt_ratio(ex['min'])} | {_fmt_ratio(ex['max'])} | "
-            f"{ex['slower']}/{ex['n']} | {_fmt_ratio(fa['geomean'])} | "
-            f"{_fmt_ratio(fa['min'])} | {_fmt_ratio(fa['max'])} |")
-    return "\n".join(lines)
+        rows_out.append([e["op_type"], e["dtype"], str(e["threads"]), str(e["cases"]),
+                         _fmt_ratio(ex["geomean"]), _fmt_ratio(ex["min"]), _fmt_ratio(ex["max"]),
+                         f"{ex['slower']}/{ex['n']}", _fmt_ratio(fa["geomean"]),
+                         _fmt_ratio(fa["min"]), _fmt_ratio(fa["max"])])
+    return "\n".join(table(header, rows_out, left=2))
 
 
 # ---------------------------------------------------------------------------
@@ -428,8 +425,8 @@ def busy_table(rows, meta) -> str:
         return ""
     quiet = {(r["case"], r["dtype"], r["threads"]): r for r in rows if r.get("state", "quiet") == "quiet"}
     threads = sorted({r["threads"] for r in busy})
-    lines = ["| case | runtime | T | quiet p50 µs | quiet p90 µs | busy p50 µs | busy p90 µs |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = table_head(["case", "runtime", "T", "quiet p50 µs", "quiet p90 µs", "busy p50 µs", "busy p90 µs"],
+                       left=2)
     tail = []
     for case in dict.fromkeys(r["case"] for r in busy):
         for rt in ("normops-exact", "normops-fast", "onnxruntime"):
@@ -441,20 +438,18 @@ def busy_table(rows, meta) -> str:
                 q = quiet.get((case, b["dtype"] if b else "float32", t))
                 if b is None or b.get(f"{_key(rt)}_us") is None:
                     continue
-                lines.append(
-                    f"| {case} | {_label(rt)} | {t} | {_us_cell(q, rt) if q else '-'} | "
-                    f"{_us_cell(q, rt, True) if q else '-'} | {_us_cell(b, rt)} | {_us_cell(b, rt, True)} |")
+                lines.append(table_row([case, _label(rt), str(t), _us_cell(q, rt) if q else "-",
+                                        _us_cell(q, rt, True) if q else "-", _us_cell(b, rt),
+                                        _us_cell(b, rt, True)]))
                 p90[t] = (q.get(f"{_key(rt)}_p90_us") if q else None, b.get(f"{_key(rt)}_p90_us"))
             if 1 in p90 and 2 in p90:
                 (q1, b1), (q2, b2) = p90[1], p90[2]
-                tail.append(f"| {case} | {_label(rt)} | "
-                            f"{_fmt_ratio(q2 / q1) if q1 and q2 else '-'} | "
-                            f"{_fmt_ratio(b2 / b1) if b1 and b2 else '-'} |")
+                tail.append([case, _label(rt), _fmt_ratio(q2 / q1) if q1 and q2 else "-",
+                             _fmt_ratio(b2 / b1) if b1 and b2 else "-"])
     out = "\n".join(lines)
     if tail:
         out += ("\n\np90 at 2 threads / p90 at 1 thread (issue 19's target with a busy core: "
-                "at most 1.25x):\n\n| case | runtime | quiet | busy |\n|---|---|---:|---:|\n"
-                + "\n".join(tail))
+                "at most 1.25x):\n\n" + "\n".join(table(["case", "runtime", "quiet", "busy"], tail, left=2)))
     return out
 
 
@@ -592,9 +587,9 @@ def render_page(results, figures=(), prefix: str = "") -> str:
         bw = meta["bandwidth"]
         out += ["## Memory bandwidth", "",
                 bw["method"], "",
-                "| threads | read GB/s | copy GB/s |", "|---:|---:|---:|"]
-        for t in sorted(bw["copy_gbs"], key=int):
-            out.append(f"| {t} | {bw['read_gbs'][t]:.1f} | {bw['copy_gbs'][t]:.1f} |")
+                *table(["threads", "read GB/s", "copy GB/s"],
+                       ([str(t), f"{bw['read_gbs'][t]:.1f}", f"{bw['copy_gbs'][t]:.1f}"]
+                        for t in sorted(bw["copy_gbs"], key=int)), left=0)]
         out += ["",
                 "A normalisation must read X once and write Y once, as a copy does, so its "
                 "memory-bound limit is the time a copy of those bytes takes at the copy "

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._markdown import table
 from .cases import GENERATORS, _versions, make_cases
 from .comparison import DOCUMENTED, FAIL, MODES, NEAR_FLOAT64, NOT_SERVED, ORT_FAILS, PASS, _ORDER, _onnx
 from .differences import DOCUMENTED_DIFFERENCES, NAN_DIFFERENCES, OPEN_DISAGREEMENTS
@@ -173,10 +174,7 @@ def to_markdown(report: Report, command: str = _COMMAND) -> str:
         "finite inputs also gives both sides' scaled error from the float64 result "
         "(normops exact on the inputs widened to float64).",
         "",
-        "| " + " | ".join(_HEADERS) + " |",
-        "| " + " | ".join("---" if i < 3 else "---:" for i in range(len(_HEADERS))) + " |",
-    ]
-    out += ["| " + " | ".join(row) + " |" for row in _rows(report)]
+    ] + table(_HEADERS, _rows(report), left=3)
     out += ["", _summary(report) + ".", ""]
     if report.without_generator:
         out += ["Served operators without a generator (not compared): "
