@@ -10,7 +10,8 @@
  * Horner's rule with separate * and + (the build passes -ffp-contract=off),
  * about one ulp. erf32_fast / tanh32_fast: degree 7 with float coefficients
  * in float arithmetic, fused multiply-add where the CPU has it (the fast
- * flavour may differ between ISA levels), about 2 ulp.
+ * flavour may differ between ISA levels), about 2 ulp; at AVX2 erf32_fast
+ * has a construction of its own (8 intervals, degree 6: below).
  *
  * Only + - * on double/float, exact conversions, integer operations on bit
  * patterns and table loads; no libm. The table loads are gathers in the
@@ -345,12 +346,69 @@ NORMOPS_ALWAYS_INLINE __m512 normops_et_fast16(__m512 x, const float* tab, float
         return normops_u2f(y);                                                     \
     }
 #endif
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+/* The fast erf at AVX2: 8 intervals, so that the 8 entries of each
+ * coefficient fill one register and one vpermps picks a lane's (gathers
+ * of the 32-interval table cost more than the exact erf32). a = |x|, k =
+ * round(2a) by the 1.5 * 2^23 shift, capped at 7 on the shifted pattern;
+ * interval k is [k/2 - 1/4, k/2 + 1/4) around c_k = k/2 for k >= 1 (the
+ * last reaching 4) and [0, 1/4) for k = 0 (c_0 = 0); t = a - c_k exact.
+ * erf = c0 + t q(t) (tools/gen_erf_tanh_tables.py: normops_erf_fast8_coef,
+ * entry j * 8 + k; degree NORMOPS_ERF_FAST8_DEG = 6), on interval 0
+ * t + t q(t). q in Estrin's form: on Zen 2 the length of the chain of
+ * dependent operations limits these loops, and each vpermps takes two
+ * cycles of the shuffle unit (so the t of interval 0 is a mask, not a
+ * look-up). Measured
+ * on every input: docs/transcendentals.md. A NaN or +inf a gives the
+ * capped pattern, t NaN or +inf, and the saturation blend (or the NaN)
+ * decides the lane; |x| from 4.25 on picks some interval, replaced by the
+ * blend too. The sign is copied from x; a NaN stays some NaN. */
+NORMOPS_ALWAYS_INLINE __m256 normops_erf32_fast8_signed(__m256 x) {
+    const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
+    const __m256 shift = _mm256_set1_ps(NORMOPS_SHIFT32);
+    __m256 a = _mm256_andnot_ps(sign, x);
+    __m256i k = _mm256_min_epi32(_mm256_castps_si256(_mm256_fmadd_ps(a, _mm256_set1_ps(2.0f), shift)),
+                                 _mm256_add_epi32(_mm256_castps_si256(shift),
+                                                  _mm256_set1_epi32(NORMOPS_ERF_FAST8_INTERVALS - 1)));
+    __m256 t = _mm256_fnmadd_ps(_mm256_sub_ps(_mm256_castsi256_ps(k), shift), _mm256_set1_ps(0.5f), a);
+    const float* c = normops_erf_fast8_coef;
+#define NORMOPS_ERF8_C(j) _mm256_permutevar8x32_ps(_mm256_loadu_ps(c + (j) * 8), k)
+    __m256 t2 = _mm256_mul_ps(t, t), t4 = _mm256_mul_ps(t2, t2);
+    __m256 q = _mm256_fmadd_ps(_mm256_fmadd_ps(NORMOPS_ERF8_C(6), t, NORMOPS_ERF8_C(5)), t4,
+                               _mm256_fmadd_ps(_mm256_fmadd_ps(NORMOPS_ERF8_C(4), t, NORMOPS_ERF8_C(3)), t2,
+                                               _mm256_fmadd_ps(NORMOPS_ERF8_C(2), t, NORMOPS_ERF8_C(1))));
+    /* t on interval 0 (k's pattern is the shift's), +0 elsewhere */
+    __m256 d = _mm256_and_ps(t, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_castps_si256(shift))));
+    __m256 p = _mm256_fmadd_ps(q, t, _mm256_add_ps(NORMOPS_ERF8_C(0), d));
+#undef NORMOPS_ERF8_C
+    p = _mm256_blendv_ps(p, _mm256_set1_ps(1.0f), _mm256_cmp_ps(a, _mm256_set1_ps(NORMOPS_ERF_SAT32), _CMP_GE_OQ));
+    return _mm256_or_ps(p, _mm256_and_ps(x, sign));
+}
+/* every input, NaN made canonical */
+NORMOPS_ALWAYS_INLINE __m256 normops_erf32_fast8(__m256 x) {
+    return _mm256_blendv_ps(normops_erf32_fast8_signed(x), _mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)),
+                            _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+/* one element: a lane of the vector code, so both give the same bits */
+NORMOPS_ALWAYS_INLINE float normops_erf32_fast(float x) {
+    return _mm256_cvtss_f32(normops_erf32_fast8(_mm256_set1_ps(x)));
+}
+static void normops_erf32_fast_array(const float* x, float* y, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, normops_erf32_fast8(_mm256_loadu_ps(x + i)));
+    for (; i < n; i++)
+        y[i] = normops_erf32_fast(x[i]);
+}
+NORMOPS_SCALAR_MAP(erf32_fast, float)
+#else
 NORMOPS_ET_FAST_DEFINE(erf, ERF)
+NORMOPS_MAPS(erf32_fast, float)
+#endif
 NORMOPS_ET_FAST_DEFINE(tanh, TANH)
 
 NORMOPS_MAPS(erf64, double)
 NORMOPS_MAPS(tanh64, double)
-NORMOPS_MAPS(erf32_fast, float)
 NORMOPS_MAPS(tanh32_fast, float)
 
 /* One entry for the Cython maps (numbers after transcendental.h's). */

@@ -125,16 +125,24 @@ static void normops_gelu_f32_tanh_map(const float* x, const float* b, float* y, 
     normops_gelu_f32_vec_map(x, b, y, n, NORMOPS_GELU_TANH, 0);
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-/* The exact element functions above on 8 lanes (erf32/tanh32 without
- * gathers): the same bits. Both flavours use them: here the exact erf/tanh
- * cost less than gcc's gathered fast ones, so the fast Gelu equals the
- * exact one at AVX2. As at AVX-512 (above), the halved erf/tanh core
- * gives w = (1 + g) / 2 exactly and v * w is the formula's
+/* The element functions above on 8 lanes (erf32/tanh32 without gathers):
+ * the same bits. The exact forms: as at AVX-512 (above), the halved
+ * erf/tanh core gives w = (1 + g) / 2 exactly and v * w is the formula's
  * (0.5 * v) * (1 + g) (checked over all 2^32 float32 v against the scalar
- * form); the NaN results (v NaN or -inf) are marked by a comparison made
- * off the chain of dependent operations. */
-NORMOPS_ALWAYS_INLINE __m256 normops_gelu_f32_vec8(__m256 v, int kind) {
+ * form). The fast erf form takes the AVX2 fast erf (erf_tanh.h, one
+ * register per coefficient) and the formula's operations in its order, as
+ * normops_gelu_f32_fast_erf does on one element with the same erf; the
+ * fast tanh form uses the exact tanh32 (cheaper here than gcc's gathered
+ * fast one), so it equals the exact one. The NaN results (v NaN or -inf)
+ * are marked by a comparison made off the chain of dependent operations. */
+NORMOPS_ALWAYS_INLINE __m256 normops_gelu_f32_vec8(__m256 v, int kind, int fast) {
     __m256 w;
+    __m256 ok = _mm256_cmp_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0xFF800000u)), _CMP_GT_OQ);
+    if (fast && kind == NORMOPS_GELU_ERF) {
+        __m256 g = normops_erf32_fast8_signed(_mm256_mul_ps(v, _mm256_set1_ps((float)0.70710678118654752440)));
+        __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), g));
+        return _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)), y, ok);
+    }
     if (kind == NORMOPS_GELU_TANH) {
         __m256 inner = _mm256_add_ps(v, _mm256_mul_ps(_mm256_set1_ps((float)0.044715), _mm256_mul_ps(_mm256_mul_ps(v, v), v)));
         __m256 u2 = _mm256_mul_ps(_mm256_set1_ps((float)0.79788456080286535588 * 0.5f), inner);
@@ -143,24 +151,23 @@ NORMOPS_ALWAYS_INLINE __m256 normops_gelu_f32_vec8(__m256 v, int kind) {
         __m256 u2 = _mm256_mul_ps(v, _mm256_set1_ps((float)0.70710678118654752440 * 0.5f));
         w = _mm256_add_ps(_mm256_set1_ps(0.5f), normops_erf32_scaled8(u2, 1));
     }
-    __m256 ok = _mm256_cmp_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0xFF800000u)), _CMP_GT_OQ);
     return _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32((int)NORMOPS_NAN32)), _mm256_mul_ps(v, w), ok);
 }
-#define NORMOPS_GELU_MAP8(name, KIND, scalar)                                      \
+#define NORMOPS_GELU_MAP8(name, KIND, FAST, scalar)                                \
     static void normops_gelu_f32_##name##_map(const float* x, const float* b, float* y, ptrdiff_t n) { \
         ptrdiff_t i = 0;                                                           \
         for (; i + 8 <= n; i += 8) {                                               \
             __builtin_prefetch(x + i + NORMOPS_SIGMOID_AHEAD, 0, 3);               \
             __m256 v = _mm256_loadu_ps(x + i);                                     \
             if (b) v = _mm256_add_ps(v, _mm256_loadu_ps(b + i));                   \
-            _mm256_storeu_ps(y + i, normops_gelu_f32_vec8(v, KIND));               \
+            _mm256_storeu_ps(y + i, normops_gelu_f32_vec8(v, KIND, FAST));         \
         }                                                                          \
         for (; i < n; i++) y[i] = scalar(b ? x[i] + b[i] : x[i]);                  \
     }
-NORMOPS_GELU_MAP8(erf, NORMOPS_GELU_ERF, normops_gelu_f32_erf)
-NORMOPS_GELU_MAP8(tanh, NORMOPS_GELU_TANH, normops_gelu_f32_tanh)
-NORMOPS_GELU_MAP8(fast_erf, NORMOPS_GELU_ERF, normops_gelu_f32_erf)
-NORMOPS_GELU_MAP8(fast_tanh, NORMOPS_GELU_TANH, normops_gelu_f32_tanh)
+NORMOPS_GELU_MAP8(erf, NORMOPS_GELU_ERF, 0, normops_gelu_f32_erf)
+NORMOPS_GELU_MAP8(tanh, NORMOPS_GELU_TANH, 0, normops_gelu_f32_tanh)
+NORMOPS_GELU_MAP8(fast_erf, NORMOPS_GELU_ERF, 1, normops_gelu_f32_fast_erf)
+NORMOPS_GELU_MAP8(fast_tanh, NORMOPS_GELU_TANH, 1, normops_gelu_f32_tanh)
 #else
 NORMOPS_GELU_MAP(float, f32, erf)
 NORMOPS_GELU_MAP(float, f32, tanh)
