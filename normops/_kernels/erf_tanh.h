@@ -358,11 +358,10 @@ NORMOPS_ALWAYS_INLINE __m512 normops_et_fast16(__m512 x, const float* tab, float
  * t + t q(t). q in Estrin's form: on Zen 2 the length of the chain of
  * dependent operations limits these loops, and each vpermps takes two
  * cycles of the shuffle unit (so the t of interval 0 is a mask, not a
- * look-up). Measured
- * on every input: docs/transcendentals.md. A NaN or +inf a gives the
- * capped pattern, t NaN or +inf, and the saturation blend (or the NaN)
- * decides the lane; |x| from 4.25 on picks some interval, replaced by the
- * blend too. The sign is copied from x; a NaN stays some NaN. */
+ * look-up). Measured on every input: docs/transcendentals.md. Every a
+ * from 3.75 on, +inf and NaN included, takes the capped interval 7; from
+ * the saturation on the blend gives 1, and a NaN a makes t and the lane
+ * NaN. The sign is copied from x; a NaN stays some NaN. */
 NORMOPS_ALWAYS_INLINE __m256 normops_erf32_fast8_signed(__m256 x) {
     const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
     const __m256 shift = _mm256_set1_ps(NORMOPS_SHIFT32);
