@@ -55,22 +55,25 @@ def solve(nodes, values, powers):
     return list(mpmath.lu_solve(A, mpmath.matrix(values)))
 
 
+def chebyshev_nodes(lo, hi, m):
+    lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
+    return [(lo + hi) / 2 + (hi - lo) / 2 * mpmath.cos(mpmath.pi * (k + mpmath.mpf(1) / 2) / m) for k in range(m)]
+
+
 def interval_coefficients(f, i, deg, width=WIDTH):
     """Monomial coefficients (degree 0..deg) of f(c_i + t) on interval i."""
     n = deg + 1
     if i == 0:
         # f(x)/x as a polynomial in u = x^2 on [0, WIDTH^2]; odd in x
         nu = deg // 2 + 1
-        h = width * width / 2
-        us = [h + h * mpmath.cos(mpmath.pi * (k + mpmath.mpf(1) / 2) / nu) for k in range(nu)]
+        us = chebyshev_nodes(0, width * width, nu)
         b = solve(us, [f(mpmath.sqrt(u)) / mpmath.sqrt(u) for u in us], range(nu))
         coef = [mpmath.mpf(0)] * n
         for j, v in enumerate(b):
             coef[2 * j + 1] = v
         return coef
     c = i * width + width / 2
-    h = width / 2
-    ts = [h * mpmath.cos(mpmath.pi * (k + mpmath.mpf(1) / 2) / n) for k in range(n)]
+    ts = chebyshev_nodes(-width / 2, width / 2, n)
     return solve(ts, [f(c + t) for t in ts], range(n))
 
 
@@ -107,18 +110,16 @@ def table(name, ctype, fmt, f, intervals, deg):
     return "\n".join(lines)
 
 
-def fast_table(name, f, width, deg):
-    coefs = [interval_coefficients(f, i, deg, width) for i in range(FAST_INTERVALS)]
-    lines = [f"static const float {name}[{deg + 1} * {FAST_INTERVALS}] = {{"]
+def coefficient_major_table(name, coefs):
+    """A float table stored coefficient by coefficient, entry k * n + i,
+    from the n intervals' coefficient lists coefs[i] (degree 0..deg): one
+    vector register (or two) per coefficient in the kernels."""
+    n, deg = len(coefs), len(coefs[0]) - 1
+    lines = [f"static const float {name}[{deg + 1} * {n}] = {{"]
     for k in range(deg + 1):
-        lines.append("    " + ", ".join(c_float(coefs[i][k]) for i in range(FAST_INTERVALS)) + f",  /* t^{k} */")
+        lines.append("    " + ", ".join(c_float(coefs[i][k]) for i in range(n)) + f",  /* t^{k} */")
     lines.append("};")
     return "\n".join(lines)
-
-
-def chebyshev_nodes(lo, hi, m):
-    lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
-    return [(lo + hi) / 2 + (hi - lo) / 2 * mpmath.cos(mpmath.pi * (k + mpmath.mpf(1) / 2) / m) for k in range(m)]
 
 
 def fast8_coefficients(i, deg):
@@ -132,15 +133,6 @@ def fast8_coefficients(i, deg):
     hi = c + mpmath.mpf(1) / 4 if i < FAST8_INTERVALS - 1 else mpmath.mpf(4)
     xs = chebyshev_nodes(c - mpmath.mpf(1) / 4, hi, deg + 1)
     return solve([x - c for x in xs], [mpmath.erf(x) for x in xs], range(deg + 1))
-
-
-def fast8_table(name, deg):
-    coefs = [fast8_coefficients(i, deg) for i in range(FAST8_INTERVALS)]
-    lines = [f"static const float {name}[{deg + 1} * {FAST8_INTERVALS}] = {{"]
-    for k in range(deg + 1):
-        lines.append("    " + ", ".join(c_float(coefs[i][k]) for i in range(FAST8_INTERVALS)) + f",  /* t^{k} */")
-    lines.append("};")
-    return "\n".join(lines)
 
 
 def render():
@@ -163,12 +155,14 @@ def render():
             f"#define NORMOPS_{up}_SAT64 {c_double(saturation(f, 53))}",
             f"#define NORMOPS_{up}_SAT32 {c_float(saturation(f, 24))}",
             table(f"normops_{fname}_coef", "double", c_double, f, n64, DEG_EXACT),
-            fast_table(f"normops_{fname}_fast_coef", f, w32, DEG_FAST),
+            coefficient_major_table(f"normops_{fname}_fast_coef",
+                                    [interval_coefficients(f, i, DEG_FAST, w32) for i in range(FAST_INTERVALS)]),
             "",
         ]
     out += [f"#define NORMOPS_ERF_FAST8_INTERVALS {FAST8_INTERVALS}",
             f"#define NORMOPS_ERF_FAST8_DEG {DEG_FAST8}",
-            fast8_table("normops_erf_fast8_coef", DEG_FAST8), ""]
+            coefficient_major_table("normops_erf_fast8_coef",
+                                    [fast8_coefficients(i, DEG_FAST8) for i in range(FAST8_INTERVALS)]), ""]
     out.append("#endif")
     return "\n".join(out) + "\n"
 
