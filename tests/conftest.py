@@ -36,3 +36,14 @@ def results_of(monkeypatch):
         monkeypatch.setattr(owner, name, wrapped)
         return record
     return spy
+
+
+def pytest_sessionstart(session):
+    """Stop at once, naming the pair, when the installed optional
+    dependencies do not import together (tests/installed_extras.py): the
+    suite would otherwise fail deep inside a test for a packaging reason."""
+    from installed_extras import broken_imports
+    problems = broken_imports()
+    if problems:
+        pytest.exit("the optional dependencies installed do not import together:\n" + "\n".join(problems),
+                    returncode=3)
