@@ -29,6 +29,9 @@ from .arg_reduce import argmax, argmin
 from .cumulative import cumsum
 from .cumulative import cumprod
 from . import ops, reference  # noqa: E402  (needs the operators registered above)
+from . import _threads
+
+_threads.pin_from_environment()  # NORMOPS_THREAD_COSTS
 
 __all__ = [
     "__version__", "MAX_OPSET",

@@ -26,7 +26,7 @@ import contextlib
 import operator
 import threading
 
-from . import _isa
+from . import _isa, _threads
 from ._errors import InvalidInputError
 
 MODES = ("exact", "fast")
@@ -93,6 +93,7 @@ def get_config():
     merged = dict(_global_config)
     merged.update(_overrides())
     merged["output_cache_bytes"] = _isa.output_cache_bytes()
+    merged["thread_costs"] = _threads.pinned()
     return merged
 
 
@@ -101,33 +102,48 @@ def check_output_cache_bytes(value, where):
     return bounded_int(value, "output_cache_bytes", where, 0, 1 << 62, "a non-negative integer")
 
 
-def set_config(*, mode=_UNSET, n_threads=_UNSET, output_cache_bytes=_UNSET):
+def set_config(*, mode=_UNSET, n_threads=_UNSET, output_cache_bytes=_UNSET, thread_costs=_UNSET):
     """Change the process-wide settings. ``n_threads=None`` goes back to
     following OpenMP / threadpoolctl; ``output_cache_bytes`` is the memory
     of freed large outputs kept for the next ones (0: none, and the blocks
-    kept are freed now); an omitted argument is left as it is."""
+    kept are freed now); ``thread_costs`` pins the figures that decide how
+    many threads a call takes (normops._threads; None: measure them); an
+    omitted argument is left as it is."""
     changes = _checked(mode, n_threads, "set_config")  # all or nothing
+    if thread_costs is not _UNSET:
+        thread_costs = _threads.check_thread_costs(thread_costs, "set_config")
     if output_cache_bytes is not _UNSET:
         _isa.set_output_cache_bytes(check_output_cache_bytes(output_cache_bytes, "set_config"))
+    if thread_costs is not _UNSET:
+        _threads.pin(thread_costs)
     _global_config.update(changes)
 
 
 @contextlib.contextmanager
-def config(*, mode=_UNSET, n_threads=_UNSET):
-    """Override settings for a block of code, in the calling thread only.
+def config(*, mode=_UNSET, n_threads=_UNSET, thread_costs=_UNSET):
+    """Override settings for a block of code, in the calling thread only;
+    except ``thread_costs``, which pins the machine's figures for the whole
+    process while the block runs (they describe the machine, not a thread).
 
     >>> with normops.config(mode="fast", n_threads=1):
     ...     y = normops.layer_normalization(x, scale)
     """
     changes = _checked(mode, n_threads, "config")  # before anything changes
+    if thread_costs is not _UNSET:
+        thread_costs = _threads.check_thread_costs(thread_costs, "config")
     overrides = _overrides()
     saved = dict(overrides)
+    saved_pin = _threads.pinned()
     try:
         overrides.update(changes)
+        if thread_costs is not _UNSET:
+            _threads.pin(thread_costs)
         yield get_config()
     finally:
         overrides.clear()
         overrides.update(saved)
+        if thread_costs is not _UNSET:
+            _threads.pin(saved_pin)
 
 
 def set_num_threads(n_threads):

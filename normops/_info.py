@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from . import _config, _isa
+from . import _config, _isa, _threads
 from ._version import __version__
 
 _FTZ = 1 << 15
@@ -31,6 +31,7 @@ def build_info():
         "machine": platform.machine(),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
+        "thread_costs": _threads.figures(),
     }
 
 
@@ -43,9 +44,28 @@ def show_config(print_out=True):
     if print_out:
         width = max(map(len, info))
         for key, value in info.items():
+            if key == "thread_costs":
+                continue
             if isinstance(value, list):
                 value = ", ".join(value)
             print(f"{key:<{width}} : {value}")
+        _print_thread_costs(info["thread_costs"])
         if info["flush_to_zero"] or info["denormals_are_zero"]:
             print("WARNING: FTZ/DAZ is set in this thread; subnormal results will not be exact.")
     return info
+
+
+def _print_thread_costs(costs):
+    """The figures that decide thread counts, and what they give."""
+    def state(family):
+        return "pinned" if costs["pinned"][family] else ("measured" if costs["measured"][family] else "prior")
+    print("threads: a loop takes a team where it saves time after the team's wake-up (docs/design.md, 'Threads')")
+    print("  ns per element, 1 thread: " + ", ".join(
+        f"{family} {ns:.3g} ({state(family)})" for family, ns in costs["ns_per_element"].items()))
+    wake = [(gap, us) for gap, us in costs["wake_us"].items() if us is not None]
+    print("  team wake-up by idle gap: " + (", ".join(f">= {gap} us: {us:.3g} us" for gap, us in wake)
+                                            or f"not measured yet (assumed {5.0} us)")
+          + (" (pinned)" if costs["wake_pinned"] else ""))
+    for label, by_family in costs["two_threads_from_elements"].items():
+        print(f"  2 threads from (elements), {label}: " + ", ".join(
+            f"{family} {'never' if n is None else n}" for family, n in by_family.items()))

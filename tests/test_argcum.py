@@ -75,16 +75,16 @@ def same_everywhere(op, inputs, attrs):
     """The specification's bits on every ISA level and thread count, with
     the serial threshold off so that small inputs take the parallel path."""
     want = normops.reference.run(op, inputs, attrs)[0]
-    old = isa.kernels.set_serial_threshold(0)
+    old = isa.kernels.set_threads_always(True)
     try:
         for level in isa.available_levels():
             with isa.use(level):
-                isa.kernels.set_serial_threshold(0)
+                isa.kernels.set_threads_always(True)
                 for t in (1, 2, 3, 8):
                     same_bits(normops.run(op, inputs, attrs, n_threads=t)[0], want)
     finally:
         for level in isa.available_levels():
-            isa.load(level).set_serial_threshold(old)
+            isa.load(level).set_threads_always(old)
 
 
 # ------------------------------------------------------------ ArgMax/ArgMin

@@ -23,7 +23,7 @@ def _restore_config():
 
 def test_defaults():
     cfg = normops.get_config()
-    assert cfg == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE}
+    assert cfg == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE, "thread_costs": {}}
     assert normops.get_num_threads() >= 1
 
 
@@ -33,7 +33,7 @@ def test_set_config_is_process_wide():
     t = threading.Thread(target=lambda: seen.update(normops.get_config()))
     t.start()
     t.join()
-    assert seen == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE}
+    assert seen == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE, "thread_costs": {}}
     normops.set_config(n_threads=None)
     assert normops.get_config()["n_threads"] is None
     assert normops.get_config()["mode"] == "fast"  # an omitted argument stays
@@ -59,15 +59,15 @@ def test_context_is_local_to_the_thread_and_nests():
     t = threading.Thread(target=worker)
     t.start()
     with normops.config(n_threads=1, mode="fast") as cfg:
-        assert cfg == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE}
+        assert cfg == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE, "thread_costs": {}}
         with normops.config(n_threads=2):
-            assert normops.get_config() == {"mode": "fast", "n_threads": 2, "output_cache_bytes": DEFAULT_CACHE}
-        assert normops.get_config() == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE}
+            assert normops.get_config() == {"mode": "fast", "n_threads": 2, "output_cache_bytes": DEFAULT_CACHE, "thread_costs": {}}
+        assert normops.get_config() == {"mode": "fast", "n_threads": 1, "output_cache_bytes": DEFAULT_CACHE, "thread_costs": {}}
         inside.set()
         release.wait()
     t.join()
-    assert other == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE}
-    assert normops.get_config() == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE}
+    assert other == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE, "thread_costs": {}}
+    assert normops.get_config() == {"mode": "exact", "n_threads": None, "output_cache_bytes": DEFAULT_CACHE, "thread_costs": {}}
 
 
 def test_context_restores_after_an_exception():
@@ -155,7 +155,9 @@ def test_per_call_thread_count_reaches_openmp():
         "print(start, one, two)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=dict(os.environ, OMP_NUM_THREADS="2"))
+                         env=dict(os.environ, OMP_NUM_THREADS="2",
+                                  # figures under which the call is worth a team on any machine
+                                  NORMOPS_THREAD_COSTS="rows=1,wake_us=1"))
     if out.returncode != 0 or not os.path.isdir("/proc/self/task"):
         pytest.skip("cannot count threads here: " + out.stderr[-200:])
     start, one, two = map(int, out.stdout.split())

@@ -433,14 +433,14 @@ def parallel_even_when_small():
     saved = []
     for level in normops._isa.available_levels():
         mod = normops._isa.load(level)
-        if not hasattr(mod, "set_serial_threshold"):
-            pytest.skip("kernel build has no set_serial_threshold")
-        saved.append((mod, mod.set_serial_threshold(0)))
+        if not hasattr(mod, "set_threads_always"):
+            pytest.skip("kernel build has no set_threads_always")
+        saved.append((mod, mod.set_threads_always(True)))
     try:
         yield
     finally:
         for mod, old in saved:
-            mod.set_serial_threshold(old)
+            mod.set_threads_always(old)
 
 
 @pytest.mark.parametrize("op", OPS)

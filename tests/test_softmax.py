@@ -117,14 +117,14 @@ def test_narrow_dtypes_are_rounded_once(op):
 def test_threads_and_isa_levels_do_not_change_bits(op):
     x = special_rows(np.random.default_rng(3), 300, 333, np.float32)  # many chunks
     ref = normops.run(op, [x], n_threads=1)[0]
-    old = isa.kernels.set_serial_threshold(0)
+    old = isa.kernels.set_threads_always(True)
     try:
         for level in isa.available_levels():
             with isa.use(level):
                 for t in (1, 2, 3, 8):
                     same_bits(normops.run(op, [x], n_threads=t)[0], ref)
     finally:
-        isa.kernels.set_serial_threshold(old)
+        isa.kernels.set_threads_always(old)
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
@@ -215,7 +215,7 @@ def test_columns_get_the_row_bits(shape, axis):
         x = np.ascontiguousarray(np.moveaxis(rows, -1, axis))
         for level in isa.available_levels():
             with isa.use(level) as k:
-                old = k.set_serial_threshold(0)  # every split threads, small as these are
+                old = k.set_threads_always(True)  # every split threads, small as these are
                 try:
                     for op, ours in (("Softmax", normops.softmax), ("LogSoftmax", normops.log_softmax)):
                         want = normops.reference.run(op, [x], {"axis": axis}, opset=13)[0]
@@ -229,7 +229,7 @@ def test_columns_get_the_row_bits(shape, axis):
                     hard = k.softmax_columns(x, outer, n, inner, 2, False, 3)
                     same_bits(hard, normops.reference.run("Hardmax", [x], {"axis": axis}, opset=13)[0])
                 finally:
-                    k.set_serial_threshold(old)
+                    k.set_threads_always(old)
 
 
 def test_columns_refuse_what_they_do_not_take():
@@ -311,7 +311,7 @@ def test_exact_quotient_gives_the_bits_of_the_division():
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
 def test_fast_flavour_does_not_depend_on_threads(op):
     x = special_rows(np.random.default_rng(4), 300, 333, np.float32)
-    old = isa.kernels.set_serial_threshold(0)
+    old = isa.kernels.set_threads_always(True)
     try:
         for level in isa.available_levels():
             with isa.use(level):
@@ -319,7 +319,7 @@ def test_fast_flavour_does_not_depend_on_threads(op):
                 for t in (2, 3, 8):
                     same_bits(normops.run(op, [x], mode="fast", n_threads=t)[0], ref)
     finally:
-        isa.kernels.set_serial_threshold(old)
+        isa.kernels.set_threads_always(old)
 
 
 def test_fast_sigmoid_at_every_level():
@@ -403,8 +403,8 @@ def set_stream_threshold(nbytes):
     return {level: isa.load(level).set_stream_threshold(nbytes) for level in isa.available_levels()}
 
 
-def set_serial_threshold(elements):
-    return {level: isa.load(level).set_serial_threshold(elements) for level in isa.available_levels()}
+def set_threads_always(always):
+    return {level: isa.load(level).set_threads_always(always) for level in isa.available_levels()}
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
@@ -413,7 +413,7 @@ def test_fast_flavour_follows_its_order_of_operations(op):
     # streaming stores (threshold 0: every output streams), one and two
     # threads, short rows, rows that are not whole vectors
     rng = np.random.default_rng(13)
-    old, old_serial = set_stream_threshold(0), set_serial_threshold(0)
+    old, old_serial = set_stream_threshold(0), set_threads_always(True)
     try:
         for cols in (1, 5, 16, 17, 31, 64, 100, 1000, 4097):
             x = special_rows(rng, 70, cols, np.float32)
@@ -428,7 +428,7 @@ def test_fast_flavour_follows_its_order_of_operations(op):
     finally:
         for level in old:
             isa.load(level).set_stream_threshold(old[level])
-            isa.load(level).set_serial_threshold(old_serial[level])
+            isa.load(level).set_threads_always(old_serial[level])
 
 
 def border_rows(rng, lows, top):
@@ -531,7 +531,7 @@ def test_streaming_stores_do_not_change_bits(op):
                 with isa.use(level):
                     want = normops.run(op, [x], mode=mode, n_threads=1)[0]
                 for stream in (0, 1 << 62, boundary):
-                    old, old_serial = mod.set_stream_threshold(stream), mod.set_serial_threshold(0)
+                    old, old_serial = mod.set_stream_threshold(stream), mod.set_threads_always(True)
                     try:
                         for offset in (0, 1, 3, 15):
                             buf = np.full(x.size + 16, 7, np.float32)
@@ -545,7 +545,7 @@ def test_streaming_stores_do_not_change_bits(op):
                                 assert (buf[:offset] == 7).all() and (buf[offset + x.size:] == 7).all()
                     finally:
                         mod.set_stream_threshold(old)
-                        mod.set_serial_threshold(old_serial)
+                        mod.set_threads_always(old_serial)
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -632,7 +632,7 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
     named = {"Softmax": normops.ops.softmax, "LogSoftmax": normops.ops.log_softmax,
              "Hardmax": normops.ops.hardmax, "Sigmoid": normops.sigmoid}[op]
     dtypes = [np.dtype(np.float32), np.dtype(np.float64)] + NARROW
-    old = set_serial_threshold(0)
+    old = set_threads_always(True)
     try:
         for cols, chunks, threads in ([(c, 2, (1, 2)) for c in (1, 7, 16, 17, 64, 127, 128, 129, 511, 512, 513, 1040)]
                                       + [(c, 9, range(1, 9)) for c in (17, 600)]):
@@ -648,7 +648,7 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
                         same_bits(named(x, mode="exact", n_threads=2), want)
     finally:
         for level, value in old.items():
-            isa.load(level).set_serial_threshold(value)
+            isa.load(level).set_threads_always(value)
 
 
 def test_exact_flavour_at_the_exponential_edges():
@@ -740,7 +740,7 @@ def logsumexp_fast_model(x):
 
 def test_reduce_log_sum_exp_exact_at_every_level_and_thread_count():
     rng = np.random.default_rng(23)
-    old = set_serial_threshold(0)
+    old = set_threads_always(True)
     try:
         for shape, axes in (((300, 333), [-1]), ((333, 300), [0]), ((7, 40, 130), [1]), ((5, 1000), [1])):
             for dtype in [np.dtype(np.float32), np.dtype(np.float64)] + NARROW:
@@ -753,7 +753,7 @@ def test_reduce_log_sum_exp_exact_at_every_level_and_thread_count():
                             same_bits(got, want)
     finally:
         for level, value in old.items():
-            isa.load(level).set_serial_threshold(value)
+            isa.load(level).set_threads_always(value)
 
 
 def test_reduce_log_sum_exp_fast_uses_the_fast_exponential():
@@ -820,40 +820,6 @@ def test_row_groups_do_not_change_bits(op):
                         finally:
                             mod.set_softmax_group_elements(old, log_softmax)
                         same_bits(got, want)
-
-
-def test_costly_kernels_thread_once_the_other_thread_saves_enough():
-    # threads_for_costly: serial unless the elements the other threads take
-    # off the busiest one (static schedule), times the weight, reach half the
-    # serial threshold (98304 elements by default)
-    k = isa.kernels
-    k.forget_late_teams()  # a loop of an earlier test may have come late on a loaded machine
-    rule = k.costly_thread_count
-    half = 98304 // 2
-    for chunks, chunk, total, weight in ((2, 18 * 896, 32 * 896, 2), (2, 16384, 17 * 1024, 2),
-                                         (2, 16384, 17 * 1024, 8), (2, 16384, 20 * 1024, 8),
-                                         (4, 10 * 1536, 32 * 1536, 2), (2, 16384, 32768, 1),
-                                         (2, 16384, 32767, 1)):
-        busiest = min(total, -(-chunks // 2) * chunk)
-        want = 2 if (total - busiest) * weight >= half else 1
-        assert rule(2, chunks, chunk, total, weight) == want, (chunks, chunk, total, weight)
-    assert rule(2, 2, 18 * 896, 32 * 896, 2) == 1   # the fast Softmax 32x896 stays on one thread
-    assert rule(2, 3, 16384, 48 * 1024, 2) == 1     # and 48x1024 (16384 elements saved)
-    assert rule(2, 4, 16384, 64 * 1024, 2) == 2     # 64x1024 takes both (32768 saved)
-    assert rule(2, 2, 16384, 24 * 1024, 8) == 2     # the exact one from 8192 saved
-    assert rule(2, 2, 16384, 20 * 1024, 8) == 1     # not 4096
-    assert rule(2, 2, 16384, 17 * 1024, 8) == 1     # one row more than a chunk stays serial
-    assert rule(1, 8, 16384, 8 * 16384, 8) == 1
-    assert rule(8, 3, 16384, 3 * 16384, 8) == 3     # capped at the chunk count
-    assert rule(8, 1, 16384, 16384, 8) == 1
-    assert rule(2, 2, 2**61, 2**62, 8) == 2         # no overflow in the weighted comparison
-    assert rule(2, 2, 16384, 32768, 0) == 1         # weight 0: never worth a thread
-    old = k.set_serial_threshold(0)
-    try:
-        assert rule(2, 2, 16384, 16385, 1) == 2     # threshold 0: every split threads (tests use it)
-        assert rule(2, 2, 16384, 32768, 0) == 2
-    finally:
-        k.set_serial_threshold(old)
 
 
 def test_kernel_entry_refuses_shapes_that_overflow_and_takes_y_as_x():
@@ -975,7 +941,7 @@ def test_every_route_along_an_axis_that_is_not_last_equals_the_specification(op)
     rng = np.random.default_rng(OPS.index(op) + 40)
     cases = [((37, 5, 19), 1), ((37, 5, 19), 0), ((6, 33, 1), 1), ((300, 20), 0), ((3, 4, 5, 6), -3),
              ((2, 700, 40), 1), ((1024, 20), 0), ((3, 512, 17), 1)]
-    old = isa.kernels.set_serial_threshold(0)
+    old = isa.kernels.set_threads_always(True)
     try:
         for shape, axis in cases:
             for dtype in (np.float32, np.float64):
@@ -997,4 +963,4 @@ def test_every_route_along_an_axis_that_is_not_last_equals_the_specification(op)
                         same_bits(session.run(None, {"x": x})[0], want)
                 assert x.tobytes() == before
     finally:
-        isa.kernels.set_serial_threshold(old)
+        isa.kernels.set_threads_always(old)

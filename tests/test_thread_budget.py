@@ -105,7 +105,9 @@ def _os_threads_after_call(n_threads, hold):
         "print(len(os.listdir('/proc/self/task')) - start)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, OMP_NUM_THREADS="2", PYTHONPATH=os.pathsep.join(sys.path)))
+                         env=dict(os.environ, OMP_NUM_THREADS="2", PYTHONPATH=os.pathsep.join(sys.path),
+                                  # figures under which the call is worth a team on any machine
+                                  NORMOPS_THREAD_COSTS="rows=1,wake_us=1"))
     return int(out.stdout)
 
 
@@ -116,45 +118,6 @@ def test_a_full_budget_keeps_a_default_call_on_its_own_thread():
     assert _os_threads_after_call(None, 0) == 1  # alone: one OpenMP worker joins
     assert _os_threads_after_call(None, cores) == 0  # every core taken: none
     assert _os_threads_after_call(2, cores) == 1  # an explicit count still gets its team
-
-
-def test_a_late_team_sends_loops_to_one_thread_for_a_while():
-    """A loop far slower than its work (a team thread waited for a CPU held
-    by another process) keeps the following loops of every build on one
-    thread: 50 ms, doubled after each late loop, forgotten after one on
-    time (platform_shim.h, "Late teams")."""
-    import time
-
-    rule = kernels.costly_thread_count
-    shape = (2, 4, 16384, 64 * 1024, 8)  # an exact Softmax 64x1024 on two threads
-    other = [_isa.load(level) for level in _isa.available_levels()]
-    kernels.forget_late_teams()
-    try:
-        assert rule(*shape) == 2
-        assert not kernels.judge_team(1_000_000, 3_000_000)  # on time
-        assert rule(*shape) == 2
-        assert kernels.judge_team(9_000_000, 3_000_000)  # late
-        assert rule(*shape) == 1 and all(b.costly_thread_count(*shape) == 1 for b in other)
-        assert rule(2, 4, 16384, 64 * 1024, 8) == 1
-        time.sleep(0.08)  # the first spell is 50 ms
-        assert rule(*shape) == 2
-        kernels.judge_team(9_000_000, 3_000_000)  # late again: 100 ms
-        time.sleep(0.06)
-        assert rule(*shape) == 1
-        time.sleep(0.06)
-        assert rule(*shape) == 2
-        assert not kernels.judge_team(1_000, 3_000_000)  # on time: the spell length is forgotten
-        kernels.judge_team(9_000_000, 3_000_000)
-        time.sleep(0.06)
-        assert rule(*shape) == 2
-        x = np.random.default_rng(5).standard_normal((64, 1024)).astype(np.float32)
-        want = normops.ops.softmax(x, n_threads=2)
-        kernels.judge_team(9_000_000, 3_000_000)
-        got = normops.ops.softmax(x, n_threads=2)  # on one thread now: the same bits
-        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
-    finally:
-        kernels.forget_late_teams()
-    assert rule(*shape) == 2
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -176,7 +139,7 @@ def test_a_team_of_one_takes_the_rows_as_one_range(dtype):
         "LogSoftmax": lambda t, m: normops.ops.log_softmax(x, axis=-1, n_threads=t, mode=m),
     }
     bits = np.uint16 if dtype == np.float16 else np.uint32
-    old = kernels.set_serial_threshold(0)
+    old = kernels.set_threads_always(True)
     try:
         for name, call in calls.items():
             for mode in ("exact", "fast"):
@@ -189,4 +152,4 @@ def test_a_team_of_one_takes_the_rows_as_one_range(dtype):
                 for y in (team, alone):
                     np.testing.assert_array_equal(y.view(bits), serial.view(bits), err_msg=f"{name} {mode}")
     finally:
-        kernels.set_serial_threshold(old)
+        kernels.set_threads_always(old)

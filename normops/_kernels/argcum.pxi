@@ -207,13 +207,16 @@ cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint 
     hold one entry per block."""
     cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK, b, best_b = -1
     cdef Py_ssize_t quads = (blocks + 3) // 4
-    cdef int threads = threads_for(n_threads, quads, n)
+    cdef int threads
     cdef argT best
     if is_nan(x[0]):
         return 0
+    threads = threads_for(n_threads, quads, n, NORMOPS_COST_REDUCE)
     if threads <= 1:
+        serial_begin()
         for b in range(quads):
             arg_blocks(x, n, b, is_min, last, find_nan, values, index, nans)
+        serial_end()
     else:
         threads = team_take(threads, n_threads)
         for b in prange(quads, schedule="dynamic", num_threads=threads):
@@ -335,7 +338,7 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
     cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
     cdef Py_ssize_t tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     cdef Py_ssize_t K = outer * inner, units = outer * tiles * blocks, u, t, b, o, j0, k
-    cdef int threads = team_take(threads_for(n_threads, units, outer * n * inner), n_threads)
+    cdef int threads = team_take(threads_for(n_threads, units, outer * n * inner, NORMOPS_COST_REDUCE), n_threads)
     cdef argT best, v
     cdef int64_t at
     cdef bint take
@@ -393,9 +396,11 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
     if inner == 1:
         per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
         chunks = (outer + per_chunk - 1) // per_chunk
-        threads = threads_for(n_threads, chunks, outer * n)
+        threads = threads_for(n_threads, chunks, outer * n, NORMOPS_COST_REDUCE)
         if threads <= 1:
+            serial_begin()
             arg_rows(x, out, 0, outer, n, is_min, last, find_nan)
+            serial_end()
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
@@ -406,13 +411,15 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
     units = outer * tiles
     per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * min(inner, COLUMN_TILE)))
     chunks = (units + per_chunk - 1) // per_chunk
-    threads = threads_for(n_threads, chunks, outer * n * inner)
+    threads = threads_for(n_threads, chunks, outer * n * inner, NORMOPS_COST_REDUCE)
     if threads <= 1:
+        serial_begin()
         for u in range(units):
             o = u // tiles
             j0 = (u % tiles) * COLUMN_TILE
             arg_tile(x + o * n * inner + j0, out + o * inner + j0, n, inner,
                      min(COLUMN_TILE, inner - j0), is_min, last, find_nan)
+        serial_end()
     else:
         threads = team_take(threads, n_threads)
         for c in prange(chunks, schedule="dynamic", num_threads=threads):
@@ -577,9 +584,11 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
         per_chunk = (per_chunk + CUM_SIDE_BY_SIDE - 1) // CUM_SIDE_BY_SIDE * CUM_SIDE_BY_SIDE
         chunks = (outer + per_chunk - 1) // per_chunk
-        threads = threads_for(n_threads, chunks, CUM_WEIGHT * outer * n)
+        threads = threads_for(n_threads, chunks, outer * n, NORMOPS_COST_SCAN)
         if threads <= 1:
+            serial_begin()
             cum_line_range(x, y, n, 0, outer, exclusive, reverse, op)
+            serial_end()
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
@@ -600,10 +609,12 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
     units = outer * ((inner + width - 1) // width)
     per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * width))
     chunks = (units + per_chunk - 1) // per_chunk
-    threads = threads_for(n_threads, chunks, CUM_WEIGHT * outer * n * inner)
+    threads = threads_for(n_threads, chunks, outer * n * inner, NORMOPS_COST_SCAN)
     if threads <= 1:
         width = min(CUM_TILE, inner)
+        serial_begin()
         cum_tiles(x, y, n, inner, width, 0, outer * ((inner + width - 1) // width), exclusive, reverse, op)
+        serial_end()
     else:
         threads = team_take(threads, n_threads)
         for c in prange(chunks, schedule="dynamic", num_threads=threads):

@@ -41,10 +41,11 @@ cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_
     cdef bint cheap = (op == EW_GELU32 and fast
                        or op == EW_ETFUNC and ((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_ERF32_FAST
                                                   or (which & ~NORMOPS_T_SCALAR) == NORMOPS_T_TANH32_FAST))
-    cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          exp_cost(cheap))
+    cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n, exp_family(cheap))
     if threads <= 1:
+        serial_begin()
         elementwise_segment(op, x, b, cols, y, 0, n, itemsize, which, fast)
+        serial_end()
         return
     threads = team_take(threads, n_threads)
     for c in prange(chunks, schedule="dynamic", num_threads=threads):

@@ -13,9 +13,12 @@ from normops._kernels.shim cimport (
     NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, NORMOPS_HAVE_FLOAT16, omp_get_max_threads, omp_get_thread_num,
     normops_cpu_has_level, normops_mxcsr, normops_widen_float16, normops_narrow_float16,
     normops_widen_bfloat16, normops_narrow_bfloat16, omp_get_num_procs,
-    normops_budget_grant, normops_budget_take, normops_budget_release, normops_budget_in_use,
-    normops_budget_share, normops_budget_state, normops_team_late, normops_region_expect, normops_region_begin,
-    normops_region_end, normops_region_judge, normops_team_forget,
+    normops_budget_grant, normops_budget_in_use, normops_budget_share, normops_budget_state,
+    NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_EXP_EXACT, NORMOPS_COST_EXP_FAST, NORMOPS_COST_SCAN,
+    NORMOPS_COST_MOVE, NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
+    NORMOPS_GAIN_PERCENT, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan,
+    normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
+    normops_team_figures, normops_team_note_region_end, normops_plan_drop, normops_join_estimate,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
@@ -23,10 +26,6 @@ cnp.import_array()
 
 # Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (seed spec).
 cdef Py_ssize_t ROW_CHUNK_ELEMENTS = 16384
-# Below this many input elements (of a normalisation's cost) a call runs on
-# one thread: starting the OpenMP team costs more than it saves (measured,
-# docs/performance-analysis.md, "Threads by the work a second thread saves").
-cdef Py_ssize_t SERIAL_BELOW_ELEMENTS = 98304
 # Rows summed side by side share the cache between passes: a group holds
 # at most this many bytes (measured, docs/performance.md).
 cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
@@ -37,15 +36,6 @@ cdef Py_ssize_t APPLY_IN_CACHE_BYTES = 1 << 20
 # BatchNormalization inference: planes shorter than this run as one row per
 # sample with a segment per channel (fewer, longer rows; same bits).
 cdef Py_ssize_t BATCH_PLANE_ELEMENTS = 256
-
-
-# Cost of an element relative to a normalisation's, for threads_for_costly
-# (measured at 2 threads on Softmax and Sigmoid: threads pay once the fast
-# exponential takes about 24576 elements off a thread, the exact one 6144)
-# and for the cumulative scans (threads pay from about 49152 elements).
-DEF FAST_EXP_WEIGHT = 2
-DEF EXACT_EXP_WEIGHT = 8
-DEF CUM_WEIGHT = 2
 
 
 # The GIL. Releasing and taking it back costs two mutex operations, about
@@ -73,10 +63,10 @@ cdef inline void gil_restore(PyThreadState* saved) noexcept:
         PyEval_RestoreThread(saved)
 
 
-cdef inline Py_ssize_t exp_cost(bint fast_exp) noexcept nogil:
-    """The weight of an element of an exponential kernel: the fast
-    exponential's or the correctly rounded one's."""
-    return FAST_EXP_WEIGHT if fast_exp else EXACT_EXP_WEIGHT
+cdef inline int exp_family(bint fast_exp) noexcept nogil:
+    """The cost family of an exponential kernel: the fast exponential's
+    or the correctly rounded one's."""
+    return NORMOPS_COST_EXP_FAST if fast_exp else NORMOPS_COST_EXP_EXACT
 
 
 cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
@@ -98,37 +88,31 @@ cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
 
 # Parallel loops: threads claim chunks (schedule="dynamic", chunk size 1:
 # each thread, the calling one included, takes the next unclaimed chunk), so
-# a descheduled thread delays only the chunk it holds (decisions.md §6).
-# Each loop runs on team_take(threads, requested) threads, handed back with
-# team_release after it.
+# a descheduled thread delays only the chunk it holds. How many threads a
+# loop takes comes from costs measured on this machine (team.h): a loop is
+# sized by threads_for or threads_for_chunks, runs between team_take and
+# team_release (or, where it runs on one thread without a team,
+# serial_begin and serial_end), and teaches the model its time.
 
 cdef inline int team_take(int team, int requested) noexcept nogil:
     """The threads a loop sized team (threads_for...) starts now, taken from
-    the process-wide budget (platform_shim.h): a count left to the
-    configuration (requested <= 0) gets what the other calls leave free.
-    The loop is timed from here to team_release (late teams)."""
-    cdef int taken = normops_budget_take(team, requested <= 0)
-    if taken > 1:
-        normops_region_begin()
-    return taken
+    the process-wide budget: a count left to the configuration
+    (requested <= 0) gets what the other calls leave free."""
+    return normops_team_take(team, requested <= 0)
 
 
 cdef inline void team_release(int taken) noexcept nogil:
-    if taken > 1:
-        normops_region_end()
-    normops_budget_release(taken)
+    normops_team_release(taken)
 
 
-cdef inline int team_on_time(int threads, Py_ssize_t weighted_elements) noexcept nogil:
-    """threads, or 1 while a recent loop's team came late (another process
-    holding the cores: platform_shim.h, "Late teams"); records what the
-    loop's time is judged against."""
-    if threads <= 1:
-        return threads
-    if normops_team_late():
-        return 1
-    normops_region_expect(weighted_elements, threads)
-    return threads
+cdef inline void serial_begin() noexcept nogil:
+    """Before a loop that threads_for sent to one thread and that runs
+    without team_take: time it now and then (what an element costs)."""
+    normops_loop_begin(1)
+
+
+cdef inline void serial_end() noexcept nogil:
+    normops_loop_end(1)
 
 
 cdef inline Py_ssize_t chunks_per_claim(Py_ssize_t chunks, Py_ssize_t neighbours, int threads) noexcept nogil:
@@ -139,31 +123,26 @@ cdef inline Py_ssize_t chunks_per_claim(Py_ssize_t chunks, Py_ssize_t neighbours
     return max(1, min(neighbours, chunks // (4 * <Py_ssize_t>threads)))
 
 
-cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements) noexcept nogil:
-    """Threads for a parallel loop: capped at the chunk count, 1 when small."""
-    if elements < SERIAL_BELOW_ELEMENTS:
-        return 1
-    return team_on_time(team_size(requested, chunks), elements)
+cdef inline int threads_for_chunks(int requested, Py_ssize_t chunks, Py_ssize_t chunk_elements,
+                                   Py_ssize_t elements, int family) noexcept nogil:
+    """Threads for a loop of `chunks` chunks of about chunk_elements
+    elements each (elements in all) of a kernel family: the requested count
+    capped at the chunks, fewer (down to 1) where threads would not pay for
+    what starting them costs now (team.h)."""
+    return normops_team_plan(team_size(requested, chunks), chunks, chunk_elements, elements, family)
 
 
-cdef inline int threads_for_costly(int requested, Py_ssize_t chunks, Py_ssize_t chunk_elements,
-                                   Py_ssize_t elements, Py_ssize_t weight) noexcept nogil:
-    """Threads for chunks of elements that cost about weight times a
-    normalisation's (exponentials): serial unless the elements the other
-    threads take off the busiest one (chunks evenly shared: it runs
-    ceil(chunks / threads) chunks), weighted, reach half the serial
-    threshold (at 2 threads, weight 1 and even chunks, threads_for's rule).
-    saved * weight < half is tested as saved < ceil(half / weight), which
-    cannot overflow."""
-    cdef int threads = team_size(requested, chunks)
-    cdef Py_ssize_t busiest, saved, half = SERIAL_BELOW_ELEMENTS // 2
-    if threads > 1:
-        busiest = min(elements, (chunks + threads - 1) // threads * chunk_elements)
-        saved = elements - busiest
-        if (saved < (half + weight - 1) // weight) if weight > 0 else half > 0:
-            return 1
-        return team_on_time(threads, elements * weight if elements < (<Py_ssize_t>1 << 56) else elements)
-    return threads
+cdef inline int whole_team(int requested, Py_ssize_t chunks) noexcept nogil:
+    """The requested count capped at the chunks, without the cost model:
+    for the exhaustive checks, whose every call is long."""
+    normops_plan_drop()
+    return team_size(requested, chunks)
+
+
+cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t elements, int family) noexcept nogil:
+    """threads_for_chunks with the elements shared evenly by the chunks."""
+    return threads_for_chunks(requested, chunks, (elements + chunks - 1) // chunks if chunks > 0 else 0,
+                              elements, family)
 
 
 include "storage.pxi"
@@ -309,12 +288,6 @@ def set_side_by_side_bytes(Py_ssize_t nbytes):
     return old
 
 
-def costly_thread_count(int requested, Py_ssize_t chunks, Py_ssize_t chunk_elements, Py_ssize_t elements,
-                        Py_ssize_t weight):
-    """threads_for_costly's choice (tests check the rule)."""
-    return threads_for_costly(requested, chunks, chunk_elements, elements, weight)
-
-
 def thread_budget():
     """The process-wide team state of this build (the thread budget and the
     late-team clock), as a capsule (for share_thread_budget)."""
@@ -326,19 +299,6 @@ def share_thread_budget(capsule):
     teams in its clock (one state per process however many ISA builds are
     loaded). Call before any kernel."""
     normops_budget_share(PyCapsule_GetPointer(capsule, b"normops.thread_budget"))
-
-
-def judge_team(long long took_ns, long long expect_ns):
-    """Judge a loop that took took_ns against expect_ns as team_release
-    does (tests drive the late-team rule with it); returns whether loops
-    now stay on one thread."""
-    normops_region_judge(took_ns, expect_ns)
-    return bool(normops_team_late())
-
-
-def forget_late_teams():
-    """Clear the late-team clock (tests)."""
-    normops_team_forget()
 
 
 def threads_in_use():
@@ -368,11 +328,100 @@ def release_threads(int taken):
     team_release(taken)
 
 
-def set_serial_threshold(Py_ssize_t elements):
-    """Change the serial threshold (benchmarks measure it); returns the old one."""
-    global SERIAL_BELOW_ELEMENTS
-    old = SERIAL_BELOW_ELEMENTS
-    SERIAL_BELOW_ELEMENTS = max(0, elements)
+FAMILY_NAMES = ("rows", "reduce", "exp_exact", "exp_fast", "scan", "move")
+
+
+def thread_costs():
+    """The figures team.h decides with, for this build's ISA level: ns per
+    element of each family (measured, or the prior while unmeasured: see
+    `measured`), the wake-up delay L in µs by gap (keyed by the shortest
+    gap of each bucket, in µs; None where unmeasured), the per-thread join
+    cost, and which are pinned."""
+    cdef normops_team_state* s = normops_team_figures()
+    cdef int f, b
+    return {
+        "ns_per_element": {FAMILY_NAMES[f]: normops_cost_ps(NORMOPS_THIS_LEVEL, f) / 1000.0
+                           for f in range(NORMOPS_COST_FAMILIES)},
+        "measured": {FAMILY_NAMES[f]: s.cost_samples[NORMOPS_THIS_LEVEL][f] > 0
+                     for f in range(NORMOPS_COST_FAMILIES)},
+        "pinned": {FAMILY_NAMES[f]: bool(s.cost_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
+        "wake_us": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b] < 0 else s.wake_ns[b] / 1000.0)
+                    for b in range(NORMOPS_GAP_BUCKETS)},
+        "wake_pinned": bool(s.wake_pinned),
+        "join_us": normops_join_estimate() / 1000.0,
+        "join_pinned": s.join_ns >= 0,
+        "floor_us": NORMOPS_TEAM_FLOOR_PS / 1e6,
+        "gain_percent": NORMOPS_GAIN_PERCENT,
+    }
+
+
+def gap_bucket_lower_edge_us(int bucket):
+    """The shortest gap, in µs, of a gap bucket."""
+    return 0 if bucket == 0 else 1 << (bucket - 1)
+
+
+def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None):
+    """Pin figures for every ISA level (None leaves one as it is, learned or
+    pinned; an empty dict unpins): ns_per_element, family -> ns;
+    wake_us, a step function as a dict: gap in µs -> L in µs for that gap
+    and longer ones (the smallest key also covers shorter gaps); join_us,
+    µs, or () to unpin. Pinned figures are not learned. Checked by normops._threads."""
+    cdef normops_team_state* s = normops_team_figures()
+    cdef int f, b, level
+    if ns_per_element is not None:
+        for f in range(NORMOPS_COST_FAMILIES):
+            name = FAMILY_NAMES[f]
+            s.cost_pinned[f] = name in ns_per_element
+            for level in range(3):
+                s.ps_per_element[level][f] = (max(1, round(float(ns_per_element[name]) * 1000))
+                                              if name in ns_per_element else 0)
+    if wake_us is not None:
+        s.wake_pinned = bool(wake_us)
+        steps = sorted((float(gap), float(value)) for gap, value in wake_us.items())
+        for b in range(NORMOPS_GAP_BUCKETS):
+            value = steps[0][1] if steps else -1.0
+            for gap, step in steps:
+                if gap <= gap_bucket_lower_edge_us(b):
+                    value = step
+            s.wake_ns[b] = -1 if value < 0 else round(value * 1000)
+            s.wake_count[b] = 0
+    if join_us is not None:
+        s.join_ns = -1 if join_us == () else max(0, round(float(join_us) * 1000))
+
+
+def forget_thread_costs():
+    """Forget every learned figure (pinned ones stay) and this thread's
+    last team."""
+    normops_team_forget()
+    normops_team_note_region_end(-1)
+
+
+def planned_threads(int cap, long long chunks, long long chunk_elements, long long elements, str family,
+                    gap_us=None):
+    """The team team.h chooses for such a loop when the calling thread's
+    last team stopped gap_us ago (None: never), and the loop's one-thread
+    estimate in µs (tests and show_config; no state changes)."""
+    cdef double w = 0
+    cdef int slow = 0
+    cdef long long gap = -1 if gap_us is None else <long long>(gap_us * 1000)
+    n = normops_team_choose(cap, chunks, chunk_elements, elements, FAMILY_NAMES.index(family),
+                            NORMOPS_THIS_LEVEL, gap, &w, &slow)
+    return n, w / 1e6
+
+
+def loop_threads(int cap, long long chunks, long long elements, str family):
+    """What a loop's own decision (team_plan, with the calling thread's
+    real gap and the retries) gives now, without running it (tests)."""
+    n = normops_team_plan(cap, chunks, (elements + chunks - 1) // max(chunks, 1), elements,
+                          FAMILY_NAMES.index(family))
+    normops_plan_drop()
+    return n
+
+
+def set_threads_always(bint always):
+    """Every loop with chunks to share takes its whole team, however small
+    (tests drive the parallel paths with it); returns the old setting."""
+    cdef normops_team_state* s = normops_team_figures()
+    old = bool(s.threads_always)
+    s.threads_always = always
     return old
-
-

@@ -112,9 +112,11 @@ cdef void reduce_rows_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, in
     """Row layout, R < LONG_TERMS: outputs in chunks of max(1, 32768 // R)."""
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R, 1))
     cdef Py_ssize_t chunks = (O + per - 1) // per, first, last, claim, g
-    cdef int threads = threads_for(n_threads, chunks, O * R)
+    cdef int threads = threads_for(n_threads, chunks, O * R, NORMOPS_COST_REDUCE)
     if threads <= 1:
+        serial_begin()
         rows_run(x, O, R, op, center, out)
+        serial_end()
         return
     # a claim is enough neighbouring chunks for products to run NORMOPS_PROD_SEQS rows side by side
     threads = team_take(threads, n_threads)
@@ -135,9 +137,11 @@ cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, NORMOPS_TILE), 1))
     cdef Py_ssize_t chunks = (tiles + per - 1) // per, claim, g
     cdef Py_ssize_t span = NORMOPS_SPAN_BYTES // (NORMOPS_TILE * <Py_ssize_t>sizeof(reducible))
-    cdef int threads = threads_for(n_threads, chunks, O * R * C)
+    cdef int threads = threads_for(n_threads, chunks, O * R * C, NORMOPS_COST_REDUCE)
     if threads <= 1:
+        serial_begin()
         cols_range(x, R, C, 0, tiles, per_row, op, center, out)
+        serial_end()
         return
     # a claim is up to a span of neighbouring tiles, accumulated together
     threads = team_take(threads, n_threads)
@@ -177,7 +181,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
         NORMOPS_PROD_SEQS if op == NORMOPS_R_PROD else 8)
     cdef Py_ssize_t groups = (nb + group - 1) // group
     cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
-    cdef int threads = team_take(threads_for(n_threads, units, O * R * C), n_threads)
+    cdef int threads = team_take(threads_for(n_threads, units, O * R * C, NORMOPS_COST_REDUCE), n_threads)
     for u in prange(units, schedule="dynamic", num_threads=threads):
         t = u // groups
         b = (u % groups) * group

@@ -93,7 +93,9 @@ cpdef object row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, in
                 raise MemoryError()
         if threads <= 1:
             saved = gil_release(rows * cols)
+            serial_begin()
             divide_rows(px, xs, py, 0, rows, cols, kind, scratch)
+            serial_end()
             gil_restore(saved)
             return None
         with nogil:
@@ -203,12 +205,14 @@ def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
     cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
     with nogil:
         if threads <= 1:
+            serial_begin()
             if t == cnp.NPY_FLOAT32:
                 lp_columns_range[float](<const float*>px, <float*>py, n, inner, 0, columns, kind,
                                         <float*>partials)
             else:
                 lp_columns_range[double](<const double*>px, <double*>py, n, inner, 0, columns, kind,
                                          <double*>partials)
+            serial_end()
         else:
             # a claim is up to a span of neighbouring columns, taken together
             threads = team_take(threads, n_threads)

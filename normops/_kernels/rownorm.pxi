@@ -426,8 +426,10 @@ cdef void normalize_chunks(
     # the rows as one range: chunks would cut the row-to-row pipeline
     cdef int taken = team_take(threads, requested) if threads > 1 else 0
     if taken <= 1:
+        serial_begin()
         normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                         0, rows, cols, epsilon, center, params_nan_free, scratch, p)
+        serial_end()
     else:
         for c in prange(chunks, schedule="dynamic", num_threads=taken):
             normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
@@ -441,4 +443,4 @@ cdef void normalize_chunks(
 cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:
     """The threads normalize_chunks will use."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
-    return threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols)
+    return threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols, NORMOPS_COST_ROWS)

@@ -13,14 +13,43 @@ cdef extern from "platform_shim.h" nogil:
     void normops_widen_bfloat16(const unsigned short* src, float* dst, Py_ssize_t n)
     void normops_narrow_bfloat16(const float* src, unsigned short* dst, Py_ssize_t n)
     int normops_budget_grant(int team, int in_use, int cores)
-    int normops_budget_take(int team, int budgeted)
-    void normops_budget_release(int taken)
     int normops_budget_in_use()
     void normops_budget_share(void* state)
     void* normops_budget_state()
-    int normops_team_late()
-    void normops_region_expect(long long weighted_elements, int threads)
-    void normops_region_begin()
-    void normops_region_end()
-    void normops_region_judge(long long took, long long expect)
+
+cdef extern from "team.h" nogil:
+    enum:
+        NORMOPS_COST_ROWS
+        NORMOPS_COST_REDUCE
+        NORMOPS_COST_EXP_EXACT
+        NORMOPS_COST_EXP_FAST
+        NORMOPS_COST_SCAN
+        NORMOPS_COST_MOVE
+        NORMOPS_COST_FAMILIES
+        NORMOPS_GAP_BUCKETS
+        NORMOPS_LEVELS
+        NORMOPS_THIS_LEVEL
+        NORMOPS_TEAM_FLOOR_PS
+        NORMOPS_GAIN_PERCENT
+    ctypedef struct normops_team_state:
+        int threads_always
+        long long ps_per_element[3][6]
+        int cost_samples[3][6]
+        int cost_pinned[6]
+        long long wake_ns[24]
+        unsigned wake_count[24]
+        int wake_pinned
+        long long join_ns
+    long long normops_cost_ps(int level, int family)
+    int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
+                            int family, int level, long long gap_ns, double* w_ps, int* slow_gap)
+    int normops_team_plan(int cap, long long chunks, long long chunk_elements, long long elements, int family)
+    void normops_loop_begin(int n)
+    void normops_loop_end(int n)
+    int normops_team_take(int team, int budgeted)
+    void normops_team_release(int taken)
     void normops_team_forget()
+    normops_team_state* normops_team_figures()
+    void normops_team_note_region_end(long long ns_ago)
+    void normops_plan_drop()
+    long long normops_join_estimate()

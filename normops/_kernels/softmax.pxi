@@ -112,10 +112,11 @@ cdef inline Py_ssize_t scratch_rows(Py_ssize_t cols, SoftmaxKind kind, bint stre
     return 0
 
 
-cdef inline Py_ssize_t exp_weight(SoftmaxKind kind, bint fast, bint is_float32) noexcept nogil:
+cdef inline int softmax_family(SoftmaxKind kind, bint fast, bint is_float32) noexcept nogil:
+    """The cost family of a Softmax, LogSoftmax or Hardmax element."""
     if kind == KIND_HARDMAX:
-        return 1
-    return exp_cost(fast and is_float32)
+        return NORMOPS_COST_ROWS
+    return exp_family(fast and is_float32)
 
 
 cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ssize_t n, bint fast,
@@ -327,7 +328,9 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
     # the rows as one range: chunks would cut the row-to-row pipeline
     cdef int taken = team_take(threads, requested) if threads > 1 else 0
     if taken <= 1:
+        serial_begin()
         softmax_chunk(x, y, scratch, 0, rows, cols, kind, fast, stream)
+        serial_end()
     else:
         for c in prange(chunks, schedule="dynamic", num_threads=taken):
             softmax_chunk(x, y, scratch + omp_get_thread_num() * scratch_rows(cols, kind, stream) * cols,
@@ -358,9 +361,11 @@ cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* 
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c, tid
     if threads <= 1:
+        serial_begin()
         for c in range(chunks):
             softmax_stored_chunk(x, y, storage, wide, scratch, c * per_chunk, min((c + 1) * per_chunk, rows),
                                  cols, kind, fast)
+        serial_end()
         return
     threads = team_take(threads, requested)
     for c in prange(chunks, schedule="dynamic", num_threads=threads):
@@ -374,9 +379,9 @@ cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* 
 cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssize_t rows, Py_ssize_t cols,
                           int kind, bint fast, int n_threads) except -1:
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
-    cdef int threads = threads_for_costly(n_threads, (rows + per_chunk - 1) // per_chunk, per_chunk * cols,
-                                          rows * cols, exp_weight(<SoftmaxKind>kind, fast,
-                                                                  storage != STORE_FLOAT64))
+    cdef int threads = threads_for_chunks(n_threads, (rows + per_chunk - 1) // per_chunk, per_chunk * cols,
+                                          rows * cols, softmax_family(<SoftmaxKind>kind, fast,
+                                                                      storage != STORE_FLOAT64))
     cdef Py_ssize_t itemsize = 8 if storage == STORE_FLOAT64 else 4
     cdef bint narrow = storage == STORE_FLOAT16 or storage == STORE_BFLOAT16
     # only the fast Softmax's last pass streams: the exact one's is the
@@ -519,8 +524,8 @@ cpdef object softmax_columns(object x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_
     cdef Py_ssize_t blocks = outer * ((inner + COLUMN_BLOCK - 1) // COLUMN_BLOCK)
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // (n * COLUMN_BLOCK))
     cdef Py_ssize_t chunks = (blocks + per_chunk - 1) // per_chunk
-    cdef int threads = threads_for_costly(n_threads, chunks, per_chunk * n * COLUMN_BLOCK, outer * n * inner,
-                                          exp_weight(<SoftmaxKind>kind, fast, t == cnp.NPY_FLOAT32))
+    cdef int threads = threads_for_chunks(n_threads, chunks, per_chunk * n * COLUMN_BLOCK, outer * n * inner,
+                                          softmax_family(<SoftmaxKind>kind, fast, t == cnp.NPY_FLOAT32))
     cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
     cdef Py_ssize_t per_thread = ((2 * COLUMN_BLOCK + scratch_rows(n, <SoftmaxKind>kind, False))
                                   * column_stride(n, itemsize))
@@ -532,12 +537,14 @@ cpdef object softmax_columns(object x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_
     cdef Py_ssize_t c
     with nogil:
         if threads <= 1:
+            serial_begin()
             if t == cnp.NPY_FLOAT32:
                 softmax_column_blocks[float](<const float*>px, <float*>py, <float*>buf, 0, blocks, n, inner,
                                              <SoftmaxKind>kind, fast)
             else:
                 softmax_column_blocks[double](<const double*>px, <double*>py, <double*>buf, 0, blocks, n, inner,
                                               <SoftmaxKind>kind, fast)
+            serial_end()
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
@@ -600,8 +607,8 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
     check_array(x, t, n, False, "x")
     check_array(y, t, n, True, "y")
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
-    cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          exp_cost(fast and storage != STORE_FLOAT64))
+    cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
+                                          exp_family(fast and storage != STORE_FLOAT64))
     cdef bint stream = storage == STORE_FLOAT32 and n * 4 >= STREAM_FROM_BYTES
     cdef bint narrow = storage == STORE_FLOAT16 or storage == STORE_BFLOAT16
     cdef float* wide = NULL
@@ -614,14 +621,18 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
     cdef PyThreadState* saved
     if threads <= 1 and not narrow:
         saved = gil_release(n)
+        serial_begin()
         sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)
+        serial_end()
         gil_restore(saved)
         return None
     with nogil:
         if threads <= 1:
+            serial_begin()
             for c in range(chunks):
                 start = c * ROW_CHUNK_ELEMENTS
                 sigmoid_chunk(px, py, storage, wide, start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
+            serial_end()
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):

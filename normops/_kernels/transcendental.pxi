@@ -53,10 +53,12 @@ cdef void map_chunks(int which, const char* x, char* y, Py_ssize_t n, Py_ssize_t
     """y = f(x) element-wise, in chunks of ROW_CHUNK_ELEMENTS elements, one
     chunk per thread turn (the bits never depend on which thread)."""
     cdef Py_ssize_t chunks = chunk_count(n), c, start, length
-    cdef int threads = threads_for_costly(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          exp_cost((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_EXP32_FAST))
+    cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
+                                          exp_family((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_EXP32_FAST))
     if threads == 1:
+        serial_begin()
         normops_tfunc_map(which, x, y, n)
+        serial_end()
         return
     threads = team_take(threads, n_threads)
     for c in prange(chunks, nogil=True, schedule='dynamic', num_threads=threads):
@@ -150,7 +152,7 @@ cdef int check_range(uint64_t start, uint64_t count, uint64_t stride, object out
 cdef void range_chunks(int which, uint64_t start, uint64_t stride, Py_ssize_t n, uint32_t* out,
                        int n_threads) noexcept nogil:
     cdef Py_ssize_t chunks = chunk_count(n), c, first, length
-    cdef int threads = team_take(threads_for(n_threads, chunks, n), n_threads)
+    cdef int threads = team_take(whole_team(n_threads, chunks), n_threads)
     for c in prange(chunks, nogil=True, schedule='dynamic', num_threads=threads):
         first = c * ROW_CHUNK_ELEMENTS
         length = min(ROW_CHUNK_ELEMENTS, n - first)
@@ -202,7 +204,7 @@ cdef object run_reference(int which, object patterns, uint64_t start, uint64_t c
     cdef uint32_t* po = <uint32_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
     cdef uint8_t* pn = <uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>near)
     cdef Py_ssize_t n = <Py_ssize_t>count, chunks = chunk_count(n), c, first, length, flagged = 0
-    cdef int threads = threads_for(n_threads, chunks, n)
+    cdef int threads = whole_team(n_threads, chunks)
     # one closest-to-a-midpoint slot per chunk (prange has no min reduction)
     cdef Py_ssize_t slots = max(chunks, 1), best = 0
     cdef double* closest = <double*>malloc(slots * sizeof(double))

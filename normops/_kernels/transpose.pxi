@@ -37,7 +37,7 @@ def swap_blocks(x, y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int n_thread
         return
     cdef Py_ssize_t T = TRANSPOSE_TILE
     cdef Py_ssize_t tiles = outer * ((a + T - 1) // T) * ((b + T - 1) // T)
-    cdef int threads = threads_for(n_threads, tiles, outer * a * b)
+    cdef int threads = threads_for(n_threads, tiles, outer * a * b, NORMOPS_COST_MOVE)
     cdef Py_ssize_t t
     with nogil:
         threads = team_take(threads, n_threads)

@@ -1,0 +1,410 @@
+/* Thread teams: the process-wide thread budget, and how many threads a
+ * parallel loop takes, from costs measured on this machine
+ * (docs/design.md, "Threads"; docs/specification.md, "Chunks and threads").
+ *
+ * An OpenMP loop returns when every thread of its team has arrived at its
+ * end. The chunks are claimed, so the calling thread does all of them if
+ * it must; but it still waits for a worker that has not yet had a CPU:
+ * a microsecond while OpenMP's idle threads spin, tens of microseconds
+ * once they sleep, milliseconds on a virtual machine whose idle CPU the
+ * host has lent to someone else. So a loop takes a second (or n-th)
+ * thread only where the time that saves is larger than what the team
+ * costs at that moment:
+ *
+ *   W  the loop's time on one thread: its elements times the cost of an
+ *      element of its kernel family at this ISA level, learned from the
+ *      serial loops this process runs (one in four above a floor; a
+ *      family's first two loops above the floor run serially to be
+ *      timed, unless they are long);
+ *   L  the delay before a woken team takes work, learned from the parallel
+ *      loops this process runs, separately for each "gap": the time since
+ *      the calling thread's last parallel loop ended, in powers of two of
+ *      microseconds (OpenMP's threads spin for a while after a loop, then
+ *      sleep, and a CPU left idle long enough may have to be won back);
+ *   j  the cost of each thread beyond the second: half the L of the
+ *      shortest gap measured (an awake team), unless pinned.
+ *
+ * With claimed chunks, n threads take about
+ *   T(n) = max(busiest thread's chunks, L + (W - L) / n) + (n - 2) j
+ * and a loop takes the n that minimises T(n), if T(n) <= 85% of W (the
+ * margin keeps noise in the estimates from making a call slower); else one
+ * thread. L for a gap is the lower median of its last five measurements:
+ * a loop that the host happened to hold up does not decide alone. Where L is not yet known for a gap, the nearest shorter
+ * gap's stands in, so the first such loop measures it. A gap found slow
+ * is tried again now and then
+ * (every 8th loop it sent to one thread within a burst of calls, every
+ * 64th otherwise), so a team that has become fast is noticed.
+ *
+ * Every figure can be pinned (set from Python: normops.set_config(
+ * thread_costs=...), NORMOPS_THREAD_COSTS); pinned figures are not
+ * learned. Thread counts never change a bit of any result: this only
+ * moves time. */
+#ifndef NORMOPS_TEAM_H
+#define NORMOPS_TEAM_H
+
+#include <time.h>
+
+/* Kernel families whose elements cost alike. */
+enum {
+    NORMOPS_COST_ROWS,       /* row normalisations, row divides, Hardmax */
+    NORMOPS_COST_REDUCE,     /* reductions, ArgMax/ArgMin */
+    NORMOPS_COST_EXP_EXACT,  /* exp32/log32/erf32: exact Softmax, LogSoftmax, Sigmoid, Gelu */
+    NORMOPS_COST_EXP_FAST,   /* the fast exponential and erf */
+    NORMOPS_COST_SCAN,       /* CumSum, CumProd */
+    NORMOPS_COST_MOVE,       /* transposes */
+    NORMOPS_COST_FAMILIES
+};
+#define NORMOPS_GAP_BUCKETS 24   /* gaps < 1 µs, [1, 2) µs, ... [2^21, 2^22) µs, >= 2^22 µs or none */
+#define NORMOPS_LEVELS 3         /* baseline, AVX2, AVX-512 */
+#define NORMOPS_WAKE_SEEN 5
+
+#if defined(__AVX512F__)
+#define NORMOPS_THIS_LEVEL 2
+#elif defined(__AVX2__)
+#define NORMOPS_THIS_LEVEL 1
+#else
+#define NORMOPS_THIS_LEVEL 0
+#endif
+
+/* Loops whose one-thread time is estimated below this never start a team
+ * (no thread can pay for itself there on any machine) and are neither
+ * timed nor counted: small calls pay nothing for the model. */
+#define NORMOPS_TEAM_FLOOR_PS 2000000LL      /* 2 µs */
+#define NORMOPS_GAIN_PERCENT 85
+#define NORMOPS_WAKE_PRIOR_NS 5000LL
+#define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */          /* L before any loop measured it */
+
+/* The state shared by every ISA build loaded in the process. Figures are
+ * 64-bit integers read and written with relaxed atomics: a lost update
+ * between two racing calls only delays learning. */
+typedef struct {
+    int in_use;                    /* threads inside parallel loops now (the budget) */
+    int threads_always;            /* tests: every loop with chunks to share takes its whole team */
+    long long ps_per_element[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES];  /* one thread; 0: not measured */
+    int cost_samples[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES];
+    int cost_pinned[NORMOPS_COST_FAMILIES];
+    long long wake_ns[NORMOPS_GAP_BUCKETS];   /* L by gap; -1: not measured */
+    long long wake_seen[NORMOPS_GAP_BUCKETS][NORMOPS_WAKE_SEEN];  /* the last measurements */
+    unsigned wake_count[NORMOPS_GAP_BUCKETS];
+    int wake_pinned;
+    long long join_ns;             /* j when pinned; -1: half the awake L */
+    unsigned retry[NORMOPS_GAP_BUCKETS];
+} normops_team_state;
+
+static normops_team_state normops_team_own = {
+    0, 0, {{0}}, {{0}}, {0},
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+    {{0}}, {0}, 0, -1, {0}};
+static normops_team_state* normops_team = &normops_team_own;
+#define normops_budget (&normops_team->in_use)
+
+/* Costs assumed before a family's first measured loop: a fast machine's
+ * (so that a first call errs towards one thread, and gets timed). */
+static const long long normops_cost_prior_ps[NORMOPS_COST_FAMILIES] = {100, 30, 200, 80, 150, 50};
+
+/* ------------------------------------------------------------- the budget
+ * How many threads are inside normops's parallel loops right now, summed
+ * over every calling thread (a map_batch pool, dask's threaded scheduler,
+ * a user's threads). A loop whose count was left to the configuration
+ * gets at most the cores the others leave free (at least 1; its whole
+ * team when nothing else runs); an explicit per-call count is granted as
+ * asked, and counted. */
+static inline int normops_budget_grant(int team, int in_use, int cores) {
+    if (in_use <= 0)
+        return team;
+    if (team > cores - in_use)
+        team = cores - in_use;
+    return team < 1 ? 1 : team;
+}
+
+static inline int normops_budget_take(int team, int budgeted) {
+    int in_use, grant;
+    if (!budgeted) {
+        __atomic_fetch_add(normops_budget, team, __ATOMIC_ACQ_REL);
+        return team;
+    }
+    in_use = __atomic_load_n(normops_budget, __ATOMIC_ACQUIRE);
+    do {
+        grant = normops_budget_grant(team, in_use, omp_get_num_procs());
+    } while (!__atomic_compare_exchange_n(normops_budget, &in_use, in_use + grant, 1,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    return grant;
+}
+
+static inline void normops_budget_release(int taken) {
+    __atomic_fetch_sub(normops_budget, taken, __ATOMIC_ACQ_REL);
+}
+
+static inline int normops_budget_in_use(void) {
+    return __atomic_load_n(normops_budget, __ATOMIC_ACQUIRE);
+}
+
+static inline void normops_budget_share(void* state) {
+    normops_team = (normops_team_state*)state;
+}
+
+static inline void* normops_budget_state(void) {
+    return normops_team;
+}
+
+/* --------------------------------------------------------------- figures */
+static inline long long normops_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+#define NORMOPS_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define NORMOPS_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static inline long long normops_cost_ps(int level, int family) {
+    long long ps = NORMOPS_LOAD(normops_team->ps_per_element[level][family]);
+    return ps > 0 ? ps : normops_cost_prior_ps[family];
+}
+
+static inline int normops_gap_bucket(long long gap_ns) {
+    long long us;
+    int b = 0;
+    if (gap_ns < 0)
+        return NORMOPS_GAP_BUCKETS - 1;
+    us = gap_ns / 1000;
+    while (us > 0 && b < NORMOPS_GAP_BUCKETS - 1) {
+        us >>= 1;
+        b++;
+    }
+    return b;
+}
+
+/* L for a gap: this gap's figure, else the nearest shorter gap's. */
+static inline long long normops_wake_estimate(int bucket) {
+    long long w;
+    int b;
+    for (b = bucket; b >= 0; b--) {
+        w = NORMOPS_LOAD(normops_team->wake_ns[b]);
+        if (w >= 0)
+            return w;
+    }
+    return NORMOPS_WAKE_PRIOR_NS;
+}
+
+/* A new measurement of L for a gap bucket: its figure becomes the lower
+ * median of the last five (of those there are). */
+static inline void normops_wake_learn(int b, long long obs) {
+    unsigned k = __atomic_fetch_add(&normops_team->wake_count[b], 1u, __ATOMIC_RELAXED);
+    long long seen[NORMOPS_WAKE_SEEN], v;
+    int n = k + 1 < NORMOPS_WAKE_SEEN ? (int)k + 1 : NORMOPS_WAKE_SEEN, i, q;
+    NORMOPS_STORE(normops_team->wake_seen[b][k % NORMOPS_WAKE_SEEN], obs);
+    for (i = 0; i < n; i++) {  /* insertion sort of at most five */
+        v = NORMOPS_LOAD(normops_team->wake_seen[b][i]);
+        for (q = i; q > 0 && seen[q - 1] > v; q--)
+            seen[q] = seen[q - 1];
+        seen[q] = v;
+    }
+    NORMOPS_STORE(normops_team->wake_ns[b], seen[(n - 1) / 2]);
+}
+
+/* j: pinned, or half an awake team's L. */
+static inline long long normops_join_estimate(void) {
+    long long j = NORMOPS_LOAD(normops_team->join_ns);
+    return j >= 0 ? j : normops_wake_estimate(0) / 2;
+}
+
+/* Expected time of n threads, in ps (see the top of this file). */
+static inline double normops_team_time(int n, double w, double l, double busiest, double j) {
+    double t = l >= w ? l : l + (w - l) / n;
+    if (busiest > t)
+        t = busiest;
+    return t + (n - 2) * j;
+}
+
+/* The team for a loop of `chunks` chunks of about chunk_elements elements
+ * each (elements in all) of a family, on at most `cap` threads, when the
+ * calling thread's last parallel loop ended gap_ns ago (-1: never). Also
+ * returns, in *w_ps, the one-thread estimate, and in *slow_gap whether a
+ * team would have paid but for this gap's wake-up. A pure function of the
+ * figures: tests drive it with injected ones. */
+static inline int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
+                                      int family, int level, long long gap_ns, double* w_ps, int* slow_gap) {
+    double w, l, j, busiest, best_t, t, per_chunk;
+    int n, best_n = 1;
+    *slow_gap = 0;
+    per_chunk = (double)normops_cost_ps(level, family);
+    w = (double)elements * per_chunk;
+    *w_ps = w;
+    if (cap <= 1 || chunks <= 1)
+        return 1;
+    if (NORMOPS_LOAD(normops_team->threads_always))
+        return cap;
+    if (w < (double)NORMOPS_TEAM_FLOOR_PS)
+        return 1;
+    l = 1000.0 * (double)normops_wake_estimate(normops_gap_bucket(gap_ns));
+    j = 1000.0 * (double)normops_join_estimate();
+    best_t = w;
+    for (n = 2; n <= cap; n++) {
+        busiest = (double)((chunks + n - 1) / n) * (double)chunk_elements * per_chunk;
+        t = normops_team_time(n, w, l, busiest, j);
+        if (t >= best_t && n > 2)
+            break;  /* past the best: more threads only add their cost */
+        if (t < best_t) {
+            best_t = t;
+            best_n = n;
+        }
+    }
+    if (best_t * 100.0 > w * NORMOPS_GAIN_PERCENT) {
+        /* would an awake team (the shortest gap's L) have paid? */
+        l = 1000.0 * (double)normops_wake_estimate(0);
+        busiest = (double)((chunks + 1) / 2) * (double)chunk_elements * per_chunk;
+        *slow_gap = normops_team_time(2, w, l, busiest, j) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
+        return 1;
+    }
+    return best_n;
+}
+
+/* ------------------------------------------------ the calling thread's loop
+ * What team_plan decided for the loop about to run, for team_take and
+ * team_release: they time it and learn from it. */
+typedef struct {
+    int family, bucket, active, timed;
+    long long elements, start_ns;
+    double w_ps;
+} normops_loop_plan;
+static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0.0};
+static __thread long long normops_last_region_end_ns = -1;
+static __thread long long normops_last_slow_ns = -1;
+static __thread unsigned normops_serial_sample = 0;
+
+/* Decide the team of the loop about to run (cap: the requested count,
+ * already capped at the chunks). */
+static inline int normops_team_plan(int cap, long long chunks, long long chunk_elements, long long elements,
+                                    int family) {
+    long long now, gap;
+    double w;
+    int slow, n, bucket;
+    unsigned due;
+    normops_plan.active = 0;
+    normops_plan.timed = 0;
+    if (cap <= 1 || chunks <= 1)
+        return 1;
+    if ((double)elements * (double)normops_cost_ps(NORMOPS_THIS_LEVEL, family) < (double)NORMOPS_TEAM_FLOOR_PS
+        && !NORMOPS_LOAD(normops_team->threads_always))
+        return 1;  /* small: no clock read */
+    now = normops_now_ns();
+    gap = normops_last_region_end_ns < 0 ? -1 : now - normops_last_region_end_ns;
+    bucket = normops_gap_bucket(gap);
+    n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, gap, &w, &slow);
+    if (NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family]) < 2
+        && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_team->threads_always)
+        && w <= (double)NORMOPS_PROBE_MAX_PS) {
+        n = 1;  /* timed below: what an element of this family costs here */
+        normops_serial_sample = 0;
+    } else if (n <= 1 && slow && !NORMOPS_LOAD(normops_team->wake_pinned)) {
+        /* try a slow gap again now and then; sooner within a burst of calls */
+        due = (normops_last_slow_ns >= 0 && now - normops_last_slow_ns < 2000000LL + (long long)(w / 1000.0))
+              ? 8 : 64;
+        normops_last_slow_ns = now;
+        if (__atomic_add_fetch(&normops_team->retry[bucket], 1, __ATOMIC_RELAXED) % due == 0)
+            n = 2;
+    }
+    normops_plan.active = 1;
+    normops_plan.family = family;
+    normops_plan.bucket = bucket;
+    normops_plan.elements = elements;
+    normops_plan.w_ps = w;
+    normops_plan.start_ns = now;
+    return n;
+}
+
+/* Learn from the loop that just ended, took_ns long, on n threads. */
+static inline void normops_team_learn(int n, long long took_ns) {
+    long long old, obs, j;
+    double w_ns = normops_plan.w_ps / 1000.0, t;
+    int b = normops_plan.bucket, family = normops_plan.family;
+    if (n <= 1) {
+        if (NORMOPS_LOAD(normops_team->cost_pinned[family]) || normops_plan.elements <= 0)
+            return;
+        obs = (long long)((double)took_ns * 1000.0 / (double)normops_plan.elements);
+        if (obs < 1)
+            obs = 1;
+        old = NORMOPS_LOAD(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family]);
+        NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family],
+                      old <= 0 ? obs : old + (obs - old) / 4);
+        __atomic_add_fetch(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family], 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (NORMOPS_LOAD(normops_team->wake_pinned))
+        return;
+    /* invert T = L + (W - L) / n + (n - 2) j, or T = L when the caller did all */
+    j = normops_join_estimate();
+    t = (double)took_ns - (double)((n - 2) * j);
+    obs = t >= w_ns ? (long long)t : (long long)((n * t - w_ns) / (n - 1));
+    if (obs < 0)
+        obs = 0;
+    normops_wake_learn(b, obs);
+}
+
+/* Around every loop that team_plan sized: loop_begin(n) and loop_end(n)
+ * time it where it teaches something (every parallel loop; one serial
+ * loop in four), and note when the calling thread's last team stopped. */
+static inline void normops_loop_begin(int n) {
+    normops_plan.timed = normops_plan.active && (n > 1 || (normops_serial_sample++ & 3) == 0);
+    if (normops_plan.timed)
+        normops_plan.start_ns = normops_now_ns();
+}
+
+static inline void normops_loop_end(int n) {
+    long long end;
+    if (n > 1 || normops_plan.timed) {
+        end = normops_now_ns();
+        if (normops_plan.timed)
+            normops_team_learn(n, end - normops_plan.start_ns);
+        if (n > 1)
+            normops_last_region_end_ns = end;
+    }
+    normops_plan.active = 0;
+    normops_plan.timed = 0;
+}
+
+/* The threads a loop sized by team_plan starts now, taken from the budget
+ * (budgeted: the count was left to the configuration), and timed. */
+static inline int normops_team_take(int team, int budgeted) {
+    int taken = normops_budget_take(team < 1 ? 1 : team, budgeted);
+    normops_loop_begin(taken);
+    return taken;
+}
+
+static inline void normops_team_release(int taken) {
+    normops_loop_end(taken);
+    normops_budget_release(taken);
+}
+
+/* Tests and pinning: read and set the figures. */
+static inline void normops_team_forget(void) {
+    int b, f, l;
+    for (b = 0; b < NORMOPS_GAP_BUCKETS; b++) {
+        NORMOPS_STORE(normops_team->wake_ns[b], -1LL);
+        NORMOPS_STORE(normops_team->wake_count[b], 0u);
+        NORMOPS_STORE(normops_team->retry[b], 0u);
+    }
+    for (l = 0; l < NORMOPS_LEVELS; l++)
+        for (f = 0; f < NORMOPS_COST_FAMILIES; f++)
+            if (!normops_team->cost_pinned[f]) {
+                NORMOPS_STORE(normops_team->ps_per_element[l][f], 0LL);
+                NORMOPS_STORE(normops_team->cost_samples[l][f], 0);
+            }
+    normops_team->wake_pinned = 0;
+}
+
+static inline normops_team_state* normops_team_figures(void) {
+    return normops_team;
+}
+
+static inline void normops_plan_drop(void) {
+    normops_plan.active = 0;
+    normops_plan.timed = 0;
+}
+
+static inline void normops_team_note_region_end(long long ns_ago) {
+    normops_last_region_end_ns = ns_ago < 0 ? -1 : normops_now_ns() - ns_ago;
+}
+
+#endif

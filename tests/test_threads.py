@@ -1,0 +1,181 @@
+"""How many threads a loop takes (normops/_kernels/team.h, normops/_threads.py):
+a deterministic function of measured figures, pinned here to those of
+machines unlike this one; the figures learned only from calls worth
+timing; the pins from set_config, config and NORMOPS_THREAD_COSTS.
+
+The bits never depend on the thread count (the bit-for-bit tests at 1, 2,
+3 and 8 threads elsewhere prove it); these tests only check the choice."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import normops
+from normops import _isa, _threads
+from normops._errors import InvalidInputError
+
+kernels = _isa.kernels
+CHUNK = 16384
+
+
+@pytest.fixture
+def pinned():
+    """Pin figures for one test, then unpin and forget what was learned."""
+    def pin(**costs):
+        normops.set_config(thread_costs=costs)
+    yield pin
+    normops.set_config(thread_costs=None)
+    kernels.forget_thread_costs()
+
+
+def plan(elements, family="rows", gap_us=1, cap=2, chunk=CHUNK):
+    chunks = max(1, -(-elements // chunk))
+    return kernels.planned_threads(cap, chunks, min(chunk, elements), elements, family, gap_us)[0]
+
+
+def test_a_second_thread_only_where_it_saves_more_than_its_wake_up(pinned):
+    # 1 ns per element, an awake team in 10 µs: 2 threads take
+    # L + (W - L) / 2, which must be at most 85% of W: W >= 10 / 0.7 µs
+    pinned(ns_per_element={"rows": 1.0}, wake_us=10)
+    assert plan(14_200, chunk=1024) == 1  # W = 14.2 µs: 2 threads would take 12.1 µs, 85.2% of W
+    assert plan(14_400, chunk=1024) == 2  # W = 14.4 µs: 12.2 µs, 84.7%
+    assert plan(2 * CHUNK, cap=1) == 1   # one thread asked: one thread
+    assert plan(CHUNK, cap=8) == 1       # one chunk: nothing to share
+    # a loop of two chunks of unequal size: the busiest thread's chunk bounds it
+    assert kernels.planned_threads(2, 2, CHUNK, CHUNK + 100, "rows", 1)[0] == 1
+
+
+def test_a_slow_wake_up_keeps_calls_after_idle_time_on_one_thread(pinned):
+    # a machine whose idle team takes 6 ms to wake (a virtual machine whose
+    # idle CPU the host lent away), 40 µs while it spins, and kernels 3x
+    # faster than AVX2's: exact Softmax 0.2 ns per element
+    pinned(ns_per_element={"exp_exact": 0.2}, wake_us={0: 40, 1000: 6000})
+    small, large = 32 * 1024, 1024 * 4096      # 6.6 µs and 839 µs on one thread
+    assert plan(small, "exp_exact", gap_us=1) == 1
+    assert plan(large, "exp_exact", gap_us=1) == 2
+    for gap in (20_000, 100_000, 300_000):
+        assert plan(large, "exp_exact", gap_us=gap) == 1
+    assert plan(64 * large, "exp_exact", gap_us=100_000) == 2  # 54 ms of work pays for 6 ms
+    assert plan(large, "exp_exact", gap_us=None) == 1          # no team yet: as after idle
+
+
+def test_a_wake_up_of_several_milliseconds_everywhere(pinned):
+    pinned(ns_per_element={"reduce": 0.05}, wake_us=5000)
+    assert plan(4096 * 4096, "reduce") == 1       # 0.84 ms of work
+    assert plan(64 * 4096 * 4096, "reduce") == 2  # 54 ms
+
+
+def test_many_cores_wake_only_the_threads_the_work_pays_for(pinned):
+    # 64 cores, 200 µs of work, 10 µs to wake a team and 5 µs for each
+    # thread beyond the second: about sqrt(190 / 5) = 6 threads, not 64
+    pinned(ns_per_element={"rows": 1.0}, wake_us=10, join_us=5)
+    elements = 200_000
+    n = plan(elements, cap=64, chunk=1024)
+    assert 4 <= n <= 9, n
+    assert plan(100 * elements, cap=64, chunk=1024) > n  # more work, more threads
+    pinned(ns_per_element={"rows": 1.0}, wake_us=10, join_us=0)
+    assert plan(elements, cap=64, chunk=1024) == 64  # threads that cost nothing: all of them
+
+
+def test_thresholds_follow_the_figures(pinned):
+    pinned(ns_per_element={"rows": 0.1}, wake_us=10)
+    fast = _threads.smallest_parallel("rows", 1)
+    pinned(ns_per_element={"rows": 0.4}, wake_us=10)
+    slow = _threads.smallest_parallel("rows", 1)
+    assert 3.5 < fast / slow < 4.5  # 4x dearer elements: a 4x lower threshold
+    pinned(ns_per_element={"rows": 0.4}, wake_us=40)
+    assert 3.5 < _threads.smallest_parallel("rows", 1) / slow < 4.5
+    pinned(ns_per_element={"rows": 0.4}, wake_us=1e9)
+    assert _threads.smallest_parallel("rows", 1, limit=1 << 30) is None
+
+
+def test_threads_always_overrides_the_model(pinned):
+    pinned(ns_per_element={"rows": 0.001}, wake_us=1e6)
+    assert plan(2 * CHUNK) == 1
+    old = kernels.set_threads_always(True)
+    try:
+        assert plan(2 * CHUNK) == 2
+        assert plan(20, chunk=8, cap=3) == 3
+    finally:
+        kernels.set_threads_always(old)
+
+
+def test_small_calls_are_neither_timed_nor_counted():
+    kernels.forget_thread_costs()
+    x, w = np.ones((4, 8), np.float32), np.ones(8, np.float32)
+    for _ in range(200):
+        normops.layer_normalization(x, w, n_threads=2)
+        normops.ops.softmax(x, n_threads=2)
+        normops.sum(x, axis=1, n_threads=2)
+    costs = kernels.thread_costs()
+    assert not any(costs["measured"].values())
+    assert all(v is None for v in costs["wake_us"].values())
+
+
+def test_the_figures_are_learned_from_calls_above_the_floor():
+    if not normops.show_config(print_out=False)["openmp"] or kernels.usable_cores() < 2:
+        pytest.skip("needs OpenMP and two cores")
+    kernels.forget_thread_costs()
+    x = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
+    w = np.ones(1024, np.float32)
+    want = normops.layer_normalization(x, w, n_threads=1)
+    for _ in range(12):  # the first loops of a family are timed on one thread
+        got = normops.layer_normalization(x, w, n_threads=2)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    costs = kernels.thread_costs()
+    assert costs["measured"]["rows"] and not costs["measured"]["scan"]
+    assert 0 < costs["ns_per_element"]["rows"] < 100
+    assert any(v is not None for v in costs["wake_us"].values())  # some loops ran on a team
+    kernels.forget_thread_costs()
+
+
+def test_set_config_and_config_pin_and_restore(pinned):
+    normops.set_config(thread_costs={"ns_per_element": {"scan": 0.5}, "wake_us": 30})
+    assert normops.get_config()["thread_costs"] == {"ns_per_element": {"scan": 0.5}, "wake_us": {0.0: 30.0}}
+    costs = kernels.thread_costs()
+    assert costs["ns_per_element"]["scan"] == 0.5 and costs["pinned"]["scan"] and costs["wake_pinned"]
+    assert set(v for v in costs["wake_us"].values()) == {30.0}
+    with normops.config(thread_costs={"wake_us": {0: 2, 1000: 3000}}):
+        inner = kernels.thread_costs()
+        assert not inner["pinned"]["scan"]  # the block's pin replaces the process's
+        assert inner["wake_us"][0] == 2.0 and inner["wake_us"][1024] == 3000.0 and inner["wake_us"][512] == 2.0
+    assert kernels.thread_costs()["ns_per_element"]["scan"] == 0.5
+    normops.set_config(thread_costs=None)
+    after = kernels.thread_costs()
+    assert not after["pinned"]["scan"] and not after["wake_pinned"]
+
+
+@pytest.mark.parametrize("costs, message", [
+    ({"ns_per_element": {"sort": 1}}, "ns_per_element"),
+    ({"wake": 3}, "unknown keys"),
+    ({"wake_us": -1}, "wake_us"),
+    ({"join_us": float("nan")}, "join_us"),
+    ("fast", "must be a dict"),
+])
+def test_bad_pins_are_refused(costs, message):
+    with pytest.raises(InvalidInputError, match=message):
+        normops.set_config(thread_costs=costs)
+    assert normops.get_config()["thread_costs"] == {}
+
+
+def test_the_environment_variable_pins_at_import():
+    code = ("import normops; from normops import _isa; c = _isa.kernels.thread_costs();"
+            "print(c['ns_per_element']['rows'], c['pinned']['rows'], c['wake_us'][0], c['wake_us'][2048])")
+    env = dict(os.environ, NORMOPS_THREAD_COSTS="rows=0.25,wake_us=0:4;1000:6000",
+               PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["0.25", "True", "4.0", "6000.0"]
+    env["NORMOPS_THREAD_COSTS"] = "rows=fast"
+    bad = subprocess.run([sys.executable, "-c", "import normops"], capture_output=True, text=True, env=env)
+    assert bad.returncode != 0 and "NORMOPS_THREAD_COSTS" in bad.stderr
+
+
+def test_show_config_reports_the_figures_and_thresholds(pinned, capsys):
+    pinned(ns_per_element={"rows": 0.2}, wake_us={0: 10, 1000: 5000})
+    info = normops.show_config()
+    printed = capsys.readouterr().out
+    assert "rows 0.2 (pinned)" in printed and "2 threads from (elements), in a loop" in printed
+    two = info["thread_costs"]["two_threads_from_elements"]
+    assert two["in a loop"]["rows"] < two["after 100 ms idle"]["rows"]
