@@ -21,7 +21,7 @@ from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
 cnp.import_array()
 
-# Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (seed spec).
+# Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (docs/specification.md §14.1).
 cdef Py_ssize_t ROW_CHUNK_ELEMENTS = 16384
 # Below this many input elements (of a normalisation's cost) a call runs on
 # one thread: starting the OpenMP team costs more than it saves (measured,
@@ -98,7 +98,7 @@ cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
 
 # Parallel loops: threads claim chunks (schedule="dynamic", chunk size 1:
 # each thread, the calling one included, takes the next unclaimed chunk), so
-# a descheduled thread delays only the chunk it holds (decisions.md §6).
+# a descheduled thread delays only the chunk it holds (docs/specification.md §14.2).
 # Each loop runs on team_take(threads, requested) threads, handed back with
 # team_release after it.
 

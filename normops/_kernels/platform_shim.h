@@ -15,7 +15,7 @@ static inline int omp_get_num_procs(void) { return 1; }
 static inline int omp_get_thread_num(void) { return 0; }
 #endif
 
-/* The process-wide thread budget (decisions.md §6): how many threads are
+/* The process-wide thread budget (docs/specification.md §14.4): how many threads are
  * inside normops's parallel loops right now, summed over every calling
  * thread (a map_batch pool, dask's threaded scheduler, a user's threads).
  * A loop whose count was left to the configuration gets at most the cores
