@@ -10,7 +10,7 @@
 # - every case interleaved (normops exact/fast, ONNX Runtime, NumPy, SciPy,
 #   torch if installed, normops.run against the named functions) in one
 #   process per thread count, spinning off on both sides;
-# - the issue-19 cases again with one core kept busy (--busy-core);
+# - the busy-core cases again with one core kept busy (--busy-core);
 # - the operator cases one runtime per process (--separate), the page's
 #   second table; memory bandwidth; map_batch throughput.
 #

@@ -39,7 +39,7 @@ def is_bfloat16(dtype):
 
 def compute_dtype(*dtypes):
     """The arithmetic type: float64 if any operand is float64, else float32
-    (float16 and bfloat16 are widened exactly to float32, decisions.md §4)."""
+    (float16 and bfloat16 are widened exactly to float32, docs/specification.md §4.1)."""
     return _FLOAT64 if any(d == _FLOAT64 for d in dtypes) else _FLOAT32
 
 
@@ -64,7 +64,7 @@ def float_input(op, name, value):
     """A floating input (ONNX type constraint of normalisation operators)."""
     value = array_input(op, name, value)
     if not is_float_dtype(value.dtype):
-        if value.dtype.kind == "b":  # decisions.md §5: bool is not served
+        if value.dtype.kind == "b":  # docs/specification.md §15.4: bool is not served
             raise UnsupportedError(f"{op}: input {name!r} is bool, which {op} does not take (not served)")
         raise InvalidInputError(
             f"{op}: input {name!r} has dtype {value.dtype}; {op} takes float16, bfloat16, float32 or float64")
@@ -73,7 +73,7 @@ def float_input(op, name, value):
 
 def rounded_to(y, dtype):
     """``y`` rounded once to ``dtype`` (the float16/bfloat16 rule of
-    decisions.md §4); overflow to inf is the IEEE result, and a canonical
+    docs/specification.md §4.2); overflow to inf is the IEEE result, and a canonical
     NaN stays canonical."""
     if y.dtype == dtype:
         return y
@@ -120,7 +120,7 @@ def flag_attribute(op, name, value):
 
 def stash_type_attribute(op, value):
     """Read and validated, then ignored: accumulation is float32 (float64 for
-    float64 inputs) whatever it says (decisions.md §4)."""
+    float64 inputs) whatever it says (docs/specification.md §4.4)."""
     value = int_attribute(op, "stash_type", value)
     if value not in FLOAT_TENSOR_TYPES:
         raise InvalidInputError(

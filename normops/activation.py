@@ -1,5 +1,5 @@
 """Sigmoid (opsets 1, 6, 13): y = 1 / (1 + exp(-x)), with normops' own
-exponential (decisions.md §2): exp32 in the exact flavour, the fast
+exponential (docs/specification.md §10.1): exp32 in the exact flavour, the fast
 exponential in the fast one; both operations rounded."""
 
 from . import _isa

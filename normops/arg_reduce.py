@@ -3,7 +3,7 @@
 
 The rule is a sequential scan from index 0: a later element wins when it is
 strictly better (or better or equal with ``select_last_index``); NaN never
-wins unless it is the first element (seed spec, "ArgMax, ArgMin"). The
+wins unless it is the first element (docs/specification.md §12). The
 NumPy-style functions keep NumPy's own NaN rule instead: the first NaN wins.
 The input is seen as outer x n x inner, n being the extent of the axis.
 """

@@ -1,8 +1,7 @@
 """InstanceNormalization, GroupNormalization and BatchNormalization.
 
 All three run the row normalisation kernel (``_kernels/rownorm.pxi``) with
-a ``RowParams`` layout (seed spec, "InstanceNormalization,
-GroupNormalization"; decisions.md §5 for BatchNormalization):
+a ``RowParams`` layout (docs/specification.md §7):
 
 * InstanceNormalization: a row is one (n, c) plane; scalar scale[c], B[c].
 * GroupNormalization: a row is one (n, g) block of C / G channels; scalar

@@ -2,13 +2,13 @@
 ``cumsum`` and ``cumprod``.
 
 Each line along the axis is summed (CumSum) or multiplied (CumProd, the
-same machinery: decisions.md §5) sequentially in the direction of
-accumulation (seed spec, "CumSum"): inclusive ``y[0] = x[0]``,
+same machinery) sequentially in the direction of accumulation
+(docs/specification.md §13): inclusive ``y[0] = x[0]``,
 ``y[i] = y[i-1] op x[i]``; exclusive ``y[0]`` = 0 (sum) or 1 (product),
 ``y[i] = y[i-1] op x[i-1]``; ``reverse`` runs from the last element.
 Integers wrap around (modulo 2^k); float16 and bfloat16 are widened exactly
 to float32, accumulated in float32 and each output rounded once
-(decisions.md §4). Every NaN result is the canonical quiet NaN.
+(§4.2). Every NaN result is the canonical quiet NaN.
 """
 import numpy as np
 

@@ -26,7 +26,7 @@ Reductions (``sum``, ``mean``, ``max``/``amax``, ``min``/``amin``,
 ``prod``, ``logsumexp``) give the in-memory call's bits: sequences shorter
 than 2^20 terms with the reduced axes whole; longer ones in chunks aligned
 on the spec's 2^16-term blocks, reduced to block results on the workers and
-combined in block order (decisions.md §6). ``split_every=`` asks for a tree
+combined in block order (docs/specification.md §11.4). ``split_every=`` asks for a tree
 combine instead. ``argmax``/``argmin`` combine the chunks' first winners,
 ``cumsum``/``cumprod`` carry the running value from chunk to chunk; both
 keep the in-memory bits (docs/dask.md).
@@ -294,7 +294,7 @@ def log32(x, out=None, *, n_threads=None):
 
 # ------------------------------------------------------------ reductions
 
-#: decisions.md §6: when an output's sequence has at least LONG_TERMS
+#: docs/specification.md §11.4: when an output's sequence has at least LONG_TERMS
 #: terms, it is reduced in blocks of BLOCK_TERMS terms whose results are
 #: combined in block order. The blocks depend only on positions in the
 #: sequence, so chunks that start on block boundaries can be reduced apart.
@@ -334,7 +334,7 @@ def _without_single(chunks):
 
 class _Long(types.SimpleNamespace):
     """The blocked route of a reduction over ``axes`` whose sequences are
-    long (decisions.md §6). Chunks run along ``split`` (the first reduced
+    long (docs/specification.md §11.4). Chunks run along ``split`` (the first reduced
     axis of extent > 1); the other reduced axes are whole, so a chunk holds
     a contiguous stretch of every output's sequence, ``per_unit`` terms per
     index of ``split``. A boundary at a multiple of ``unit`` along
@@ -461,7 +461,7 @@ def _chunk_blocks(block, *maxima, plan, function, work, n_threads, mode):
 
 
 def _canonical(y):
-    """y with every NaN the canonical quiet NaN (decisions.md §4)."""
+    """y with every NaN the canonical quiet NaN (docs/specification.md §4.5)."""
     if y.dtype.kind == "f" and np.isnan(y).any():
         y = np.where(np.isnan(y), y.dtype.type(np.nan), y)
     return y

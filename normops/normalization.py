@@ -1,8 +1,7 @@
 """LayerNormalization, RMSNormalization and SimplifiedLayerNormalization.
 
 All three normalise the rows of X viewed as rows x cols, cols being the
-product of the dimensions from ``axis`` on (seed spec, "LayerNormalization,
-RMSNormalization"; decisions.md §5 for SimplifiedLayerNormalization).
+product of the dimensions from ``axis`` on (docs/specification.md §6).
 """
 import numpy as np
 
@@ -94,7 +93,7 @@ def _type_mismatch(name, pname, p, X):
 
 def _expanded(param, suffix, dtype):
     """The parameter as cols contiguous values (a scratch copy when it
-    broadcasts, seed spec: "expanded into a scratch array first")."""
+    broadcasts: docs/specification.md §6.2)."""
     if param.shape != suffix:
         param = np.broadcast_to(param, suffix)
     return contiguous(param, dtype)

@@ -6,7 +6,8 @@ Signatures, defaults and result dtypes are NumPy's (SciPy's for
 ``logsumexp``). Arguments normops does not serve (``where=``, ``initial=``,
 ``b=``, ``return_sign=True``, complex input) raise ``UnsupportedError``;
 they are never ignored. ``max`` and ``min`` follow NumPy: any NaN gives
-NaN (the ONNX operators follow the seed spec's scan rule instead).
+NaN (the ONNX operators follow the scan rule of docs/specification.md §11.6
+instead).
 """
 import operator
 

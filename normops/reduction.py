@@ -2,10 +2,10 @@
 ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp, every opset.
 
 Axes are an attribute before ReduceSum-13 / the others' opset 18 and the
-optional int64 second input from then on (seed spec, "Reductions"). The
+optional int64 second input from then on (docs/specification.md §11.1). The
 float arithmetic, accumulation and finishing step, is the kernels'
 (normops/_kernels/reduce.pxi, ``reduce_finish``); this module lays the data
-out as the seed spec says, and finishes the integer reductions.
+out as docs/specification.md §11.2 says, and finishes the integer reductions.
 normops/reference/_reduce.py is the independent executable specification
 the tests compare with.
 """
@@ -158,7 +158,7 @@ def _bind(op, version, inputs, attributes):
 
 def _arrangement(shape, axes, keepdims):
     """``(perm, O, R, C, out_shape)`` of a reduction of ``shape`` over the
-    axis set ``axes`` (seed spec, "Reductions"): extent-1 axes go first
+    axis set ``axes`` (docs/specification.md §11.2): extent-1 axes go first
     and count for nothing; the kept axes after the last reduced one stay
     last, side by side (C, the column layout when C > 1); the other kept
     axes (O) come before the reduced ones (R), each group in its order.

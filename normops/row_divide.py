@@ -1,7 +1,7 @@
 """MeanVarianceNormalization (opsets 9, 13) and LpNormalization (1, 22).
 
-Both divide each row by one statistic of the row (decisions.md §5: "same
-machinery" as LayerNormalization). The row's axes are moved last in a
+Both divide each row by one statistic of the row, with the machinery of
+LayerNormalization (docs/specification.md §8). The row's axes are moved last in a
 scratch copy when they are not already last, as Softmax does; the
 arithmetic is in docs/exactness.md and in the executable specification
 (normops/reference/_rowdivide.py).

@@ -4,8 +4,7 @@ Up to opset 12 the input is flattened to rows x cols at ``axis``; from
 opset 13 the operator works along ``axis`` of the original shape. When that
 axis is not last, a C-contiguous float32/float64 input goes to the kernel
 that gathers columns into rows (``softmax_columns``); any other input has
-the axis moved to the end in a scratch copy (seed spec, "Softmax,
-LogSoftmax, Hardmax"; decisions.md §3).
+the axis moved to the end in a scratch copy (docs/specification.md §9).
 """
 import numpy as np
 
@@ -72,7 +71,7 @@ def _run_rows(x, rows, cols, kind, mode, n_threads):
 
 def _compute(plan, mode, n_threads, all_outputs):
     # float16/bfloat16 rows go to the kernel as they are: it widens and
-    # rounds back itself (decisions.md §4)
+    # rounds back itself (docs/specification.md §4.2)
     x = rows_view(plan.X, plan.axis, plan.moved, _kernel_storage(plan.X.dtype, plan.compute_dtype), n_threads)
     y = _run_rows(x, plan.rows, plan.cols, _KINDS[plan.op.op_type], mode, n_threads)
     return [_restore(y, plan, n_threads)]
@@ -214,5 +213,5 @@ def scipy_softmax(x, axis=None, *, mode=None, n_threads=None):
 def scipy_log_softmax(x, axis=None, *, mode=None, n_threads=None):
     """``scipy.special.log_softmax(x, axis=None)`` by normops' kernels:
     x - max - log(sum(exp(x - max))). A row holding NaN or +inf is NaN
-    throughout (decisions.md §3; SciPy gives -inf beside an +inf)."""
+    throughout (docs/specification.md §9.2; SciPy gives -inf beside an +inf)."""
     return _scipy_style("log_softmax", 1, x, axis, mode, n_threads)

@@ -77,7 +77,7 @@ def _round_float32(value, mpmath):
 def correctly_rounded(function, x):
     """The correctly rounded float32 result of exp or log at the float32
     ``x``, from mpmath (float32 pattern as an int). Specials follow
-    decisions.md §2."""
+    docs/specification.md §5.1."""
     mpmath = _mpmath()
     x = np.float32(x)
     if np.isnan(x):

@@ -291,7 +291,7 @@ def _documented(op_type, x, attributes, opset, category, extra=()):
 
 
 def test_hardmax_nan_row_is_documented():
-    # Seed spec: a row containing NaN is all zeros; ORT puts the 1 on the 2.
+    # docs/specification.md §9.4: a row holding a NaN is all zeros; ORT puts the 1 on the 2.
     _documented("Hardmax", np.array([[1.0, np.nan, 2.0]], np.float32), {}, 13, "Hardmax on a row with NaN")
 
 
@@ -392,8 +392,8 @@ MVN_ILL = "MeanVarianceNormalization on ill-conditioned groups"
 
 
 def _minus_30000_plane():
-    # A constant plane of -30000 (seed 1's InstanceNormalization-22 float16
-    # #5 in small): x - mean = 0, so Y = B exactly (normops). ONNX Runtime
+    # A constant plane of -30000 (case InstanceNormalization-22 float16 #5
+    # of seed 1, small): x - mean = 0, so Y = B exactly (normops). ONNX Runtime
     # 1.31.1 computes x * c + (B - mean * c), c = scale / sqrt(var + eps)
     # = -0.25 / sqrt(1e-5) ~ -79 in float32, where B - mean * c rounds to
     # -2.37e6 and the sum to 0.

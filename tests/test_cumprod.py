@@ -2,7 +2,8 @@
 executable specification and NumPy's sequential products, every dtype,
 thread count and ISA level; special values and wrap-around; the NumPy-style
 cumprod against NumPy; errors; the ONNX node cases. Also the column chunks
-of long lines over a short outer extent (issue 5), for CumSum and CumProd:
+of long lines over a short outer extent (docs/design.md, "Column chunks for
+long lines"), for CumSum and CumProd:
 the same bits for 1..8 threads."""
 import numpy as np
 import pytest
@@ -136,7 +137,7 @@ def test_cumprod_threads_and_isa_levels(shape, axis):
 @pytest.mark.parametrize("op", ["CumSum", "CumProd"])
 @pytest.mark.parametrize("shape,axis", [((300, 2500), 0), ((2, 150, 3000), 1), ((130, 4100), 0)])
 def test_long_lines_over_a_short_outer_extent_split_by_columns(op, shape, axis):
-    """Issue 5: these shapes have one or two column tiles of CUM_TILE lines,
+    """These shapes have one or two column tiles of CUM_TILE lines,
     which the kernel cuts into narrower chunks for threads; every thread
     count 1..8 and ISA level gives the specification's bits."""
     rng = np.random.default_rng(25)

@@ -1,6 +1,6 @@
 """Arrays of more than 2^31 elements, one test per operator family.
 
-Every index and size in the kernels is 64-bit (decisions.md §7); these
+Every index and size in the kernels is 64-bit (docs/specification.md §15.2); these
 tests put the values that decide the result beyond element 2^31, where a
 32-bit index would wrap, and check what can be known without a second
 8 GiB computation: rows against the same rows computed alone (the

@@ -151,7 +151,7 @@ def test_bad_inputs():
             call()
         assert arg in str(info.value) and ("MeanVarianceNormalization" in str(info.value)
                                            or "LpNormalization" in str(info.value)), str(info.value)
-    # bool inputs are not served (decisions.md §5)
+    # bool inputs are not served (docs/specification.md §15.4)
     with pytest.raises(UnsupportedError, match="LpNormalization.*'input'.*bool"):
         normops.lp_normalization(np.ones(3, bool))
 

@@ -34,10 +34,10 @@ except ImportError:  # pragma: no cover - ml_dtypes is a test dependency
     ml_dtypes = None
 
 # Operators whose fast flavour uses other transcendental approximations
-# (decisions.md §1): their fast results are checked for shape and dtype only.
+# (docs/specification.md §2.3): their fast results are checked for shape and dtype only.
 TRANSCENDENTAL = {"Softmax", "LogSoftmax", "Sigmoid", "Gelu", "BiasGelu", "ReduceLogSumExp"}
 
-# dtypes every operator refuses (decisions.md §5: bool is not served) or
+# dtypes every operator refuses (docs/specification.md §15.4: bool is not served) or
 # that no ONNX operator here takes
 REFUSED_DTYPES = ("bool", "complex64", "complex128", "object", "U3", "datetime64[s]")
 OTHER_DTYPES = ("int8", "uint8", "int16", "uint16", "uint32", "uint64", "int32", "int64",
@@ -245,7 +245,7 @@ def test_run_matches_reference_or_refuses(key):
         event(f"normops: {status}" + ("" if status == "ok" else f" {type(result).__name__}"))
         data = inputs[0]
         if case.only_dtype_refused and isinstance(data, np.ndarray) and data.dtype.kind == "b":
-            # decisions.md §5: bool inputs are not served, whatever else is wrong
+            # docs/specification.md §15.4: bool inputs are not served, whatever else is wrong
             assert status == "error" and isinstance(result, UnsupportedError), result
         if status == "error":
             _check_error(result, op.op_type)

@@ -194,7 +194,7 @@ def test_arg_reductions_same_bits(routes, dtype, shape):
 
 
 def test_long_reductions_same_bits(routes):
-    """Reductions of 2^20 terms and more go in blocks (decisions.md §6)."""
+    """Reductions of 2^20 terms and more go in blocks (docs/specification.md §11.4)."""
     x = special((1 << 20) + 37, np.float32)
     for f in (normops.sum, normops.max, normops.logsumexp, normops.argmin):
         got, want, took = routes.both(f, x, n_threads=2)

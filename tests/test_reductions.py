@@ -3,7 +3,7 @@
 Kernels (``normops.run``) against the executable specification
 (``normops.reference.run``) bit for bit through unsigned-integer views, across
 shapes, axis sets, keepdims, dtypes, thread counts, ISA builds and the
-long-reduction blocks; the rules of the seed spec checked on hand-made
+long-reduction blocks; the rules of docs/specification.md §11 checked on hand-made
 inputs; the NumPy-style functions against NumPy and SciPy.
 """
 import numpy as np
@@ -85,7 +85,7 @@ def test_kernels_match_the_reference(op, dtype):
 @pytest.mark.parametrize("op", OPS)
 def test_thread_counts_and_isa_builds_give_the_same_bits(op):
     # row layout, column layout with an outer run, and the long-reduction
-    # blocks of decisions.md §6 in both layouts
+    # blocks of docs/specification.md §11.4 in both layouts
     cases = [((64, 4096), [1]), ((32, 300, 600), [1]), (((1 << 20) + 77,), [0]), (((1 << 20) + 3, 3), [0])]
     for shape, axes in cases:
         x = data(shape, np.float32, positive=op == "ReduceLogSum")
@@ -143,7 +143,7 @@ def test_special_values_on_every_build_and_thread_count(dtype):
 
 
 def test_long_reduction_is_the_sum16_of_block_sums():
-    # decisions.md §6, written out independently of the model's padding
+    # docs/specification.md §11.4, written out independently of the model's padding
     n = (1 << 20) + 1000
     x = data((n,), np.float32)
     blocks = np.array([sum16(x[i:i + (1 << 16)]) for i in range(0, n, 1 << 16)], np.float32)
@@ -194,7 +194,7 @@ def test_products_side_by_side_keep_each_sequential_order(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 def test_long_products_are_block_products_multiplied_in_order(dtype):
-    # decisions.md §6 written out: 20 full blocks of 2^16 and a short one,
+    # docs/specification.md §11.4 written out: 20 full blocks of 2^16 and a short one,
     # each a sequential product, then multiplied in block order. Zeros,
     # -0, inf and NaN land in some blocks.
     n = (20 << 16) + 4097

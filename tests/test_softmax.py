@@ -370,7 +370,7 @@ def test_per_call_route_equals_the_full_path():
 # ------------------------------------- fast flavour's arithmetic, streaming
 
 def fast_model(op, x):
-    """The fast flavour's order of operations (decisions.md §3) around the
+    """The fast flavour's order of operations (docs/specification.md §9) around the
     kernels' own fast exponential: Softmax e * RN(1 / s), LogSoftmax
     d - log32(s), Sigmoid 1 / (1 + exp(0 - x))."""
     from normops.reference._softmax import nan_rows

@@ -1,4 +1,4 @@
-"""The process-wide thread budget (decisions.md §6): calls from several
+"""The process-wide thread budget (docs/specification.md §14.4): calls from several
 Python threads together use at most the usable cores unless a call asks for
 its count explicitly. Deterministic: the budget is held by hand, never
 raced for."""

@@ -200,7 +200,7 @@ def test_every_level_and_the_scalar_loop_agree(function):
         scalar = run32(module, function, x, scalar=True)
         assert np.array_equal(vector, scalar), level
         results[level] = vector
-    if function != "exp_fast":  # the fast flavour may differ between levels (decisions.md §1)
+    if function != "exp_fast":  # the fast flavour may differ between levels (docs/specification.md §2.3)
         first = results[LEVELS[0]]
         for level in LEVELS[1:]:
             assert np.array_equal(results[level], first), level

@@ -1,5 +1,5 @@
-# ArgMax / ArgMin, CumSum and CumProd (seed spec, "ArgMax, ArgMin" and
-# "CumSum"; decisions.md §5 for CumProd, §6 for chunks and long sequences).
+# ArgMax / ArgMin, CumSum and CumProd (docs/specification.md §12 and §13;
+# §14 for chunks, §12 for long sequences).
 #
 # The front layer views the input as outer x n x inner (n: the extent of the
 # axis) in a native, C-contiguous array. inner == 1 is the row layout (each
@@ -88,7 +88,7 @@ cdef Py_ssize_t CUM_TILE = 4096
 cdef Py_ssize_t CUM_MIN_TILE = 1024
 cdef Py_ssize_t CUM_TILE_ELEMENTS = 1 << 18
 cdef Py_ssize_t CUM_FEW_TILES = 8
-# decisions.md §6: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
+# docs/specification.md §12: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
 cdef Py_ssize_t LONG_SEQUENCE = 1 << 20
 cdef Py_ssize_t LONG_BLOCK = 1 << 16
 # CumSum/CumProd lines run this many side by side (independent chains).
@@ -329,7 +329,7 @@ cdef inline void arg_tile(const argT* x, int64_t* out, Py_ssize_t n, Py_ssize_t 
 cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n,
                            Py_ssize_t inner, bint is_min, bint last, bint find_nan, int n_threads,
                            argT* values, int32_t* index) noexcept nogil:
-    """Column layout, n >= LONG_SEQUENCE (decisions.md §6): each tile is
+    """Column layout, n >= LONG_SEQUENCE (docs/specification.md §12): each tile is
     scanned in blocks of LONG_BLOCK rows (units of one tile and one block, on
     any threads); block b of output k leaves its winner in values[b * K + k]
     and index[b * K + k] (K outputs). Then every output takes the scan's

@@ -1,6 +1,6 @@
 /* ArgMax / ArgMin of contiguous sequences (and of column tiles) on native vectors.
  *
- * The rule (seed spec, "ArgMax, ArgMin") is a sequential scan: a later
+ * The rule (docs/specification.md §12) is a sequential scan: a later
  * element wins when strictly better, or better-or-equal with
  * select_last_index; NaN never wins unless it is first. Its result is the
  * first (last) index holding the best non-NaN value M. Comparisons are

@@ -9,7 +9,7 @@
 /* x = n ln2 + r, |r| <= ln2/2, n*LN2_HI exact (16 bits times |n| < 2^8),
  * e^r by Taylor to degree 7, 2^n applied so that only the last operation
  * rounds (subnormal results) or overflows. The fast flavour may differ
- * between instruction-set levels (decisions.md §1): AVX-512 shortens the
+ * between instruction-set levels (docs/specification.md §2.3): AVX-512 shortens the
  * polynomial with a table of 2^(j/16), AVX2 fits a degree-6 one, both with
  * fused multiply-add; the baseline keeps this scalar form. The error bound
  * holds at every level
@@ -85,7 +85,7 @@ static void normops_exp32_fast_shifted_array(const float* x, float shift, float*
  * (two vpermps and a blend here) took 16 and was 9% slower on Zen 2, whose
  * few operations in flight favour the shorter chain of dependent
  * operations over the fewer operations; so the AVX2 bits are not AVX-512's
- * (decisions.md §1 allows it; the bound holds at both, measured on every
+ * (docs/specification.md §2.3 allows it; the bound holds at both, measured on every
  * input: docs/transcendentals.md). normops_exp32_fast8_scaled: p = exp(c)
  * 2^-n and the shifted sum t, whose pattern ends in the bits of n. */
 NORMOPS_ALWAYS_INLINE __m256 normops_exp32_fast8_scaled(__m256 c, __m256* t_out) {

@@ -24,7 +24,7 @@ from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
 cnp.import_array()
 
-# Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (seed spec).
+# Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (docs/specification.md §14.1).
 cdef Py_ssize_t ROW_CHUNK_ELEMENTS = 16384
 # Rows summed side by side share the cache between passes: a group holds
 # at most this many bytes (measured, docs/performance.md).
@@ -88,7 +88,8 @@ cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
 
 # Parallel loops: threads claim chunks (schedule="dynamic", chunk size 1:
 # each thread, the calling one included, takes the next unclaimed chunk), so
-# a descheduled thread delays only the chunk it holds. How many threads a
+# a descheduled thread delays only the chunk it holds (docs/specification.md
+# §14.2). How many threads a
 # loop takes comes from costs measured on this machine (team.h): a loop is
 # sized by threads_for or threads_for_chunks, runs between team_take and
 # team_release (or, where it runs on one thread without a team,

@@ -1,5 +1,5 @@
-/* The Reduce* kernels on native vectors (seed spec, "Reductions";
- * decisions.md §3, §6). The front layer has arranged the data as
+/* The Reduce* kernels on native vectors (docs/specification.md §11).
+ * The front layer has arranged the data as
  * outer x reduced x inner, C-contiguous:
  *
  *  - column layout (inner > 1 kept): a tile of up to 256 neighbouring
@@ -31,7 +31,7 @@ enum normops_reduce_op {
     NORMOPS_R_SUM_EXP_FAST
 };
 
-/* Outputs per column tile (seed spec). */
+/* Outputs per column tile (docs/specification.md §11.2). */
 #define NORMOPS_TILE 256
 /* Neighbouring tiles of one thread are accumulated together, up to this
  * many bytes of outputs (L1-resident), so that each data row is read as one
@@ -334,7 +334,7 @@ NORMOPS_DEFINE_REDUCE(float, normops_f32, NORMOPS_T_EXP32, normops_exp32_shifted
 NORMOPS_DEFINE_REDUCE(double, normops_f64, NORMOPS_T_EXP64, normops_exp64_shifted_array,
                       NORMOPS_T_EXP64, normops_exp64_shifted_array)
 
-/* Integers (decisions.md §4): sums, sums of squares and products wrap
+/* Integers (docs/specification.md §11.8): sums, sums of squares and products wrap
  * around (computed in the unsigned type U, so no signed overflow), |x| of
  * the minimum value wraps, max/min compare in T. Wrapping arithmetic is
  * associative and commutative, so the lanes may take any order. */

@@ -1,4 +1,4 @@
-# The Reduce* accumulations (seed spec, "Reductions"; decisions.md §6). The
+# The Reduce* accumulations (docs/specification.md §11). The
 # loops are in reduce.h; here: chunks, threads, the long-reduction blocks,
 # the finishing step on the per-output results (mean, sqrt, log, LogSumExp,
 # the NaN rules) and the per-call route of a contiguous array (reduce_direct).
@@ -52,9 +52,9 @@ cdef extern from "reduce.h" nogil:
     void normops_reduce_rows_uint64_t(const uint64_t* x, Py_ssize_t count, Py_ssize_t n, int op,
                                  const uint64_t* center, uint64_t* out)
 
-# Reduction chunks: max(1, REDUCE_CHUNK_ELEMENTS // work) units (seed spec).
+# Reduction chunks: max(1, REDUCE_CHUNK_ELEMENTS // work) units (docs/specification.md §11.3).
 cdef Py_ssize_t REDUCE_CHUNK_ELEMENTS = 32768
-# decisions.md §6: a sequence of at least LONG_TERMS terms is cut into
+# docs/specification.md §11.4: a sequence of at least LONG_TERMS terms is cut into
 # blocks of BLOCK_TERMS, reduced independently and then combined.
 cdef Py_ssize_t LONG_TERMS = 1 << 20
 cdef Py_ssize_t BLOCK_TERMS = 1 << 16
@@ -168,7 +168,7 @@ cdef inline void cols_range(const reducible* x, Py_ssize_t R, Py_ssize_t C, Py_s
 cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
                       const reducible* center, reducible* out, reducible* blocks,
                       int n_threads) noexcept nogil:
-    """R >= LONG_TERMS (decisions.md §6): blocks of BLOCK_TERMS reduced
+    """R >= LONG_TERMS (docs/specification.md §11.4): blocks of BLOCK_TERMS reduced
     tuples; blocks[k * nb + b] holds output k's block b; then each output
     combines its nb block results in block order. A unit is a column tile
     and one block, or in the row layout up to eight (products: NORMOPS_PROD_SEQS)
@@ -268,9 +268,9 @@ def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, 
 
 
 # ------------------------------------------------------------ finishing
-# The step after the accumulation, per output (seed spec, "Terms and
-# finishing"), one rounded operation each; then every NaN made the
-# canonical quiet NaN (decisions.md §4). Codes shared with normops/reduction.py.
+# The step after the accumulation, per output (docs/specification.md
+# §11.5), one rounded operation each; then every NaN made the
+# canonical quiet NaN (§4.5). Codes shared with normops/reduction.py.
 
 from libc.math cimport sqrt
 from cpython.long cimport PyLong_AsLongAndOverflow
@@ -483,7 +483,7 @@ def reduce_direct(x, axes, bint keepdims, int op, int finishing, int n_threads, 
     a 0-d result as a NumPy scalar when ``scalar``. None when anything is
     otherwise (another array or axes, an empty reduction, a layout that
     needs a transposition): the front layer's general path then checks and
-    computes it. The layout is the seed spec's: extent-1 axes dropped,
+    computes it. The layout is docs/specification.md §11.2's: extent-1 axes dropped,
     neighbouring kept or reduced axes merged; it needs no copy when the
     axes left read kept, reduced, kept (O x R x C)."""
     if not is_plain_float(x):

@@ -1,6 +1,6 @@
 # MeanVarianceNormalization and LpNormalization: each row divided by one
-# statistic of its own (decisions.md §5, "same machinery"; the arithmetic
-# is documented in docs/exactness.md). Reuses Sum16 (sum16.pxi), and
+# statistic of its own (docs/specification.md §8; how the kernel gets
+# there: docs/exactness.md). Reuses Sum16 (sum16.pxi), and
 # ieee_sqrt, canonical, row_chunk_threads from rownorm*.pxi unchanged.
 
 cdef enum RowDivisor:

@@ -1,8 +1,7 @@
 # Row normalisation: LayerNormalization, RMSNormalization and
-# SimplifiedLayerNormalization (seed spec, "LayerNormalization,
-# RMSNormalization", steps 1-4; decisions.md §5), and through a RowParams
-# layout InstanceNormalization, GroupNormalization and BatchNormalization
-# (seed spec, "InstanceNormalization, GroupNormalization"; decisions.md §5).
+# SimplifiedLayerNormalization (docs/specification.md §6.3, steps 1-4),
+# and through a RowParams layout InstanceNormalization, GroupNormalization
+# and BatchNormalization (docs/specification.md §7).
 
 from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, sqrtf, NAN, INFINITY
@@ -359,7 +358,7 @@ cdef void normalize_rows_converting(
     float epsilon, bint center, bint params_nan_free, float* scratch, const RowParams* p,
 ) noexcept nogil:
     """normalize_rows for float32 arithmetic on float16 / bfloat16 storage
-    (decisions.md §4): each group of rows is widened exactly into a float32
+    (docs/specification.md §4.2): each group of rows is widened exactly into a float32
     scratch of group_scratch_size(cols) floats, normalised there unchanged
     (in place: step 4 reads each element before writing it), and each
     result rounded once into y."""

@@ -326,7 +326,7 @@ cdef int run_batch_training(
     Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon, double momentum, int n_threads,
     void* saved_mean=NULL, void* saved_inv=NULL,
 ) except -1:
-    """BatchNormalization in training mode (decisions.md §5): channel c's
+    """BatchNormalization in training mode (docs/specification.md §7.3): channel c's
     elements in row-major order (n, then spatial) are gathered into row c
     of an arithmetic-type scratch, normalised there in place with their
     batch statistics and scattered back; then the running statistics

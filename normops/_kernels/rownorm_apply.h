@@ -1,5 +1,5 @@
-/* Step 4 of the row normalisations (seed spec, "LayerNormalization,
- * RMSNormalization"): y = (((x - mean) * inv) * scale) + bias, four
+/* Step 4 of the row normalisations (docs/specification.md §6.3):
+ * y = (((x - mean) * inv) * scale) + bias, four
  * separately rounded operations (three without a bias), NaN made canonical
  * unless the row is known NaN-free. In a small function of its own: inlined
  * into rownorm.pxi's large row loop, gcc kept the pointers and a copy of

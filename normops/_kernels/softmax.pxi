@@ -1,5 +1,5 @@
-# Softmax, LogSoftmax and Hardmax over rows (seed spec, "Softmax,
-# LogSoftmax, Hardmax"; decisions.md §3). The front layer has already laid
+# Softmax, LogSoftmax and Hardmax over rows (docs/specification.md §9).
+# The front layer has already laid
 # the normalised axis out as the contiguous rows of a rows x cols matrix.
 
 from libc.string cimport memcpy, memset
@@ -345,7 +345,7 @@ cdef void softmax_stored_chunk(const void* x, void* y, Storage storage, float* w
                                bint fast) noexcept nogil:
     """Rows first..last-1 of float16/bfloat16 rows: widened exactly into
     wide, the float32 algorithm in place there, each result rounded once
-    into y (decisions.md §4)."""
+    into y (docs/specification.md §4.2)."""
     cdef Py_ssize_t n = (last - first) * cols
     widen_rows(x, storage, first * cols, wide, n)
     softmax_chunk[float](wide, wide, scratch, 0, last - first, cols, kind, fast, False)
@@ -567,7 +567,7 @@ cpdef object softmax_columns(object x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_
 
 cdef void sigmoid_block(const floating* x, floating* y, Py_ssize_t n, bint fast,
                         bint stream) noexcept nogil:
-    """y = 1 / (1 + exp(-x)), both operations rounded (decisions.md §2;
+    """y = 1 / (1 + exp(-x)), both operations rounded (docs/specification.md §10.1;
     float32 in softmax_steps.h, streaming its stores if asked)."""
     cdef Py_ssize_t j
     cdef floating one = 1

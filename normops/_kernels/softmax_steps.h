@@ -3,7 +3,7 @@
  * 1. The fast flavour's exponentials and their Sum16 in one pass.
  *
  * 2. y[i] / s for float32, the bits of one IEEE division per element
- * (exact Softmax, decisions.md §3 step 5): at AVX2 and AVX-512 half of the
+ * (exact Softmax, docs/specification.md §9.2 step 5): at AVX2 and AVX-512 half of the
  * elements by the division itself and half at the cost of a float64
  * multiplication, the two running side by side on different units.
  *
@@ -772,9 +772,9 @@ static inline int normops_softmax_short_rows(const float* x, float* y, ptrdiff_t
 }
 #endif
 
-/* 4. Sigmoid: y = 1 / (1 + exp(-x)), each operation rounded (decisions.md
- * §2), over blocks that stay in the L1 cache; at AVX-512 both flavours are
- * one pass of vectors. exp(-x) underflows to 0 for large x (y = 1
+/* 4. Sigmoid: y = 1 / (1 + exp(-x)), each operation rounded
+ * (docs/specification.md §10.1), over blocks that stay in the L1 cache;
+ * at AVX-512 both flavours are one pass of vectors. exp(-x) underflows to 0 for large x (y = 1
  * exactly) and overflows to +inf for very negative x (y = +0); a NaN stays
  * the canonical NaN through both operations. y may be x. stream: streaming
  * stores for y (section 3; the caller fences). */

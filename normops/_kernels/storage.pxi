@@ -1,5 +1,5 @@
 # Storage types narrower than the arithmetic: float16 and bfloat16 are
-# widened exactly to float32 and results rounded once back (decisions.md §4).
+# widened exactly to float32 and results rounded once back (docs/specification.md §4.2).
 # The conversions themselves are in platform_shim.h (F16C where available).
 
 cdef enum Storage:

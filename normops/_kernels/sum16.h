@@ -1,4 +1,4 @@
-/* The canonical Sum16 (seed spec, "The canonical sum"), for several rows at
+/* The canonical Sum16 (docs/specification.md §3), for several rows at
  * once.
  *
  * Sixteen partial sums start at +0; term j of a row is added to partial

@@ -1,4 +1,4 @@
-# The canonical Sum16 (seed spec, "The canonical sum"); the loop itself is
+# The canonical Sum16 (docs/specification.md §3); the loop itself is
 # in sum16.h (GCC vector extension: 16 lanes, one per partial).
 
 from cython cimport floating

@@ -12,7 +12,7 @@
  * conversion whose rounding mode could matter. Special cases are selects on
  * masks, not branches, so that gcc vectorises the array loops (table loads
  * become gathers at AVX2/AVX-512) with exactly the scalar operations.
- * exp32 and log32 are the exception (decisions.md §2): a correctly rounded
+ * exp32 and log32 are the exception (docs/specification.md §5.1): a correctly rounded
  * result is unique, so their array loops try a quick float64 evaluation
  * with whatever the build offers (explicit fused multiply-add, permutes,
  * vgetmant/vgetexp/vscalef) and fall back to the scalar careful path where

@@ -9,7 +9,7 @@ of `repeats` runs after a warm-up run, in input elements per ns, and the
 speedup of each worker count over 1 worker. The results of every run are
 compared bit for bit with those of 1 worker.
 
-``measure_pool`` measures the thread budget (issue 19): P Python threads,
+``measure_pool`` measures the thread budget (docs/design.md, "Thread budget"): P Python threads,
 one persistent pool each, calling LayerNormalization 1024x4096 at the
 default thread count, against the same calls made one after another by one
 thread; and the same with ``n_threads=1`` for reference. The ratio of the

@@ -489,7 +489,7 @@ for _op in ("Softmax", "LogSoftmax"):
         for _rows in (32, 1024):
             if _w != 1024:
                 register(softmax_case(_op, (_rows, _w)))
-# issue 19's tail-latency case (fast Softmax with one core busy)
+# the tail-latency case measured with one core busy (fast Softmax)
 register(softmax_case("Softmax", (256, 1024)))
 
 def _np_sigmoid(inputs, attributes, acc=np.float32):
@@ -931,7 +931,7 @@ for _name in NUMPY_STYLE:
 
 # ---------------------------------------------- a 10-node model in a session
 
-#: the chain of issue 18's model; X feeds the first node, each node the next
+#: the chain of the 10-node session case; X feeds the first node, each node the next
 SESSION_CHAIN = ("LayerNormalization", "Softmax", "Sigmoid", "RMSNormalization", "LogSoftmax") * 2
 
 

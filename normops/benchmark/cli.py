@@ -63,7 +63,7 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
     p.add_argument("--busy-core", nargs="?", const=True, default=None, metavar="REGEX",
                    help="with --interleave: measure the selected cases matching REGEX again "
                         "while another process spins on one core (started and stopped by "
-                        "the command); default REGEX: the cases of issue 19 "
+                        "the command); default REGEX: the three busy-core cases "
                         "(LayerNormalization 1024x4096, Softmax 256x1024, ReduceSum "
                         "1024x4096 axis -1)")
     p.add_argument("--separate", action="store_true",

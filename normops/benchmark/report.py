@@ -448,7 +448,7 @@ def busy_table(rows, meta) -> str:
                              _fmt_ratio(b2 / b1) if b1 and b2 else "-"])
     out = "\n".join(lines)
     if tail:
-        out += ("\n\np90 at 2 threads / p90 at 1 thread (issue 19's target with a busy core: "
+        out += ("\n\np90 at 2 threads / p90 at 1 thread (the target with a busy core: "
                 "at most 1.25x):\n\n" + "\n".join(table(["case", "runtime", "quiet", "busy"], tail, left=2)))
     return out
 
@@ -603,7 +603,7 @@ def render_page(results, figures=(), prefix: str = "") -> str:
                 "`normops.map_batch` at 1 and 2 workers ([batch.md](batch.md)), and calls made "
                 "from several Python threads at once at the default thread count, which share "
                 "the cores through the thread budget ([design.md](design.md), \"Thread budget\"; "
-                "issue 19's target: at least the serial throughput):", ""]
+                "the target: at least the serial throughput):", ""]
         out += [f"- {line}" for line in batch_lines(meta)] + [""]
     if curves:
         out += ["## Throughput", "",

@@ -37,7 +37,7 @@ INTERLEAVE = {"repeat": 2000, "warmup": 30, "budget": 0.6, "rounds": 1, "per_pro
 #: The separate-process table that comes with ``separate=True``.
 SEPARATE = {"repeat": 1000, "warmup": 20, "budget": 0.1, "rounds": 2, "per_process": "all",
             "runtimes": ("normops-exact", "normops-fast", "onnxruntime")}
-#: The cases issue 19 measures with one core busy (``--busy-core`` alone).
+#: The cases measured again with one core busy (``--busy-core`` alone).
 BUSY_CASES = r"^LayerNormalization_1024x4096$|^Softmax_256x1024$|^ReduceSum_1024x4096_axis-1$"
 #: The runtimes and the budget factor of the busy pass.
 BUSY_RUNTIMES = ("normops-exact", "normops-fast", "onnxruntime")

@@ -202,7 +202,7 @@ def _scaled_error(a, ref):
 
 
 def _compute_type(dtype_name):
-    """The type normops (decisions.md §4) and ONNX Runtime compute in."""
+    """The type normops (docs/specification.md §4.1) and ONNX Runtime compute in."""
     return np.float64 if dtype_name == "float64" else np.float32
 
 
@@ -343,7 +343,7 @@ def _mvn_ill_conditioned(result, ctx):
 
 
 _FLOAT32_ROUNDING = ("the input is widened to float32, the float32 algorithm runs, and the result "
-                     "is rounded once (decisions.md §4)")
+                     "is rounded once (docs/specification.md §4.2)")
 
 #: Disagreements with an established cause. Cases in them count as
 #: documented, not failed; each rule also checks its evidence on the case
@@ -356,33 +356,33 @@ DOCUMENTED_DIFFERENCES = {
         "normops gives a row holding NaN all zeros; ONNX Runtime puts the 1 on a maximum "
         "that skips NaN ([1, NaN, 2] gives [0, 0, 0] and [0, 0, 1]), depending on its code "
         "path (a row starting with NaN is all zeros there too).",
-        "seed spec, Hardmax: 'a row containing NaN is all zeros'",
+        "docs/specification.md §9.4: a row holding a NaN is all zeros",
         _nonfinite_rule(lambda r: r.case.has_nan, message="")),
     "LogSoftmax float64 on a row with NaN or +inf": Documented(
         ("LogSoftmax",), "float64, a row holding NaN or +inf",
         "normops makes the whole row NaN, as for float32 and Softmax; ONNX Runtime's float64 "
         "kernel gives the other elements -inf or finite (even positive) values: [1, inf, 2] "
         "gives [-inf, NaN, -inf].",
-        "seed spec, LogSoftmax: 'the same NaN rows as Softmax'; decisions.md §3 rule 1",
+        "docs/specification.md §9.3: LogSoftmax has Softmax's NaN rows (§9.2 step 1)",
         _nonfinite_rule(lambda r: r.case.dtype == "float64")),
     "LayerNormalization Mean of a row with ±inf": Documented(
         ("LayerNormalization",), "output Mean, a row holding ±inf of one sign (no NaN)",
         "normops's Mean is Sum16(x) / n, which is that infinity; ONNX Runtime's is NaN "
         "([1, inf, 2]: inf and NaN). Y and InvStdDev are NaN on both sides.",
-        "seed spec, LayerNormalization step 1: mean = Sum16(x) / n",
+        "docs/specification.md §6.3 step 1: mean = Sum16(x) / n",
         _nonfinite_rule(lambda r: all("output 1 (Mean)" in line for line in r.message.splitlines()))),
     "ReduceLogSumExp with NaN and an infinite maximum": Documented(
         ("ReduceLogSumExp",), "NaN among the elements and ±inf as the largest of the others",
         "normops returns NaN; ONNX Runtime returns the infinity ([1, NaN, inf] gives NaN and "
         "inf). With a finite maximum both give NaN.",
-        "seed spec, Reductions: 'm = the maximum (NaN if any element is NaN)'",
+        "docs/specification.md §11.5: m is the maximum, NaN if any element is NaN",
         _nonfinite_rule(lambda r: r.case.has_nan)),
     "ReduceLogSumExp in float16/bfloat16 on values near the type's range": Documented(
         ("ReduceLogSumExp",), "float16/bfloat16, elements of magnitude 1e4 and more",
         "ONNX Runtime evaluates in the narrow type, where the exponentials or their sum leave "
         "its range, and returns ±inf; normops returns the finite result: " + _FLOAT32_ROUNDING
         + ". noop_with_empty_axes on [-30000] (float16): normops -30000, ORT -inf.",
-        "decisions.md §4 (float16, bfloat16)",
+        "docs/specification.md §4.2 (float16, bfloat16)",
         lambda r, ctx: (_control_passes(r, ctx, lambda x: _without_extremes(x, 0))
                         if r.case.dtype in ("float16", "bfloat16") and "NaN/inf" in r.message
                         and _largest_finite(r.case.inputs[0]) >= 1e4 else None)),
@@ -392,8 +392,8 @@ DOCUMENTED_DIFFERENCES = {
         "sequence order; ONNX Runtime in another order, so one side meets inf * 0 = NaN where "
         "the other does not. Neither order gives the true product in general; each case "
         "states the exact product's class (from the sum of log2|x|) and which side has it.",
-        "seed spec, Reductions: 'Products multiply sequentially from 1' (row layout; column "
-        "layout: sequential in row-major order)",
+        "docs/specification.md §11.2: products multiply sequentially from 1, in sequence order "
+        "(row layout; column layout: sequential in row-major order)",
         _prod_order),
     "GroupNormalization float64: stash_type ignored": Documented(
         ("GroupNormalization",), "float64 input, stash_type=1 (the default)",
@@ -401,7 +401,7 @@ DOCUMENTED_DIFFERENCES = {
         "which casts X to the stash type (float32) for the statistics, as the ONNX text "
         "says; normops computes float64 inputs in float64. Checked on each case: ORT with "
         "stash_type=11 (double) agrees with normops.",
-        "decisions.md §4: stash_type is read, validated and ignored; float64 inputs "
+        "docs/specification.md §4.4: stash_type is read, validated and ignored; float64 inputs "
         "accumulate in float64",
         _stash_type_double),
     "InstanceNormalization/BatchNormalization: ORT's fused affine form cancels": Documented(
@@ -415,8 +415,8 @@ DOCUMENTED_DIFFERENCES = {
         "spec's formula evaluated in float64, ORT is not, a NumPy model of the fused form in "
         "ORT's compute type (float32; float16 widened to it) reproduces ORT's Y, and the "
         "fused form's rounding floor there is measured.",
-        "seed spec, LayerNormalization step 4 (y = (((x - mean) * inv) * scale) + B), used by "
-        "InstanceNormalization; decisions.md §5, BatchNormalization",
+        "docs/specification.md §7.1 and §7.3 (y = (((x - mean) * inv) * scale) + B, nothing "
+        "folded), for InstanceNormalization and BatchNormalization",
         _fused_affine),
     "MeanVarianceNormalization on ill-conditioned groups": Documented(
         ("MeanVarianceNormalization",),
@@ -430,8 +430,8 @@ DOCUMENTED_DIFFERENCES = {
         "rechecked with mpmath at 50 digits on the worst group): where the sides disagree, "
         "both are within the forward-error allowance (n/16 + 5) * u * (kappa + 1) of a float32 "
         "two-pass evaluation, and normops is at least as close to the exact result as ORT.",
-        "docs/exactness.md, MeanVarianceNormalization (the seed spec's LayerNormalization "
-        "steps 1-2, then y = d / s with no epsilon, as ONNX Runtime's CPU kernel)",
+        "docs/specification.md §8.1 (LayerNormalization's steps 1-2, then y = d / s with no "
+        "epsilon, as ONNX Runtime's CPU kernel)",
         _mvn_ill_conditioned),
     "ORT inaccurate (float64 oracle)": Documented(
         ("*",), "a numeric disagreement on finite inputs",
@@ -442,7 +442,7 @@ DOCUMENTED_DIFFERENCES = {
         "kernel, by ORT in float32 to 1e-5. Seen in GroupNormalization, whose ONNX function "
         "body (what ORT runs) takes the variance as mean(x^2) - mean(x)^2 in float32: "
         "groups with |mean| much larger than their standard deviation lose most digits.",
-        "seed spec, LayerNormalization steps 1-2 (two-pass variance), used by "
+        "docs/specification.md §7.2 with §6.3 steps 1-2 (two-pass variance), for "
         "GroupNormalization",
         _ort_inaccurate),
 }

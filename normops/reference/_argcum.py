@@ -1,5 +1,5 @@
-"""Executable specification of ArgMax, ArgMin, CumSum and CumProd (seed
-spec, "ArgMax, ArgMin" and "CumSum"; decisions.md §4, §5 and §6).
+"""Executable specification of ArgMax, ArgMin, CumSum and CumProd
+(docs/specification.md §12 and §13; §4 for the types).
 
 ArgMax / ArgMin are a sequential scan: the running winner starts at index 0
 and a later element replaces it when strictly better (or better or equal
@@ -11,7 +11,7 @@ the scan's result is, without running it:
 * otherwise the first (select_last_index: the last) index holding the best
   non-NaN value.
 
-The long-sequence blocks of decisions.md §6 combine to that same index, so
+The long-sequence blocks of docs/specification.md §12 combine to that same index, so
 they do not appear here. NumPy's rule (``nan_wins``): the first NaN, if
 any, else the above.
 

@@ -1,11 +1,11 @@
 """Executable specification of InstanceNormalization, GroupNormalization
 and BatchNormalization (exact flavour).
 
-* seed spec, "InstanceNormalization, GroupNormalization": a row is one
+* docs/specification.md §7.1-§7.2: a row is one
   (sample, channel) plane or one (sample, group) block; steps 1-4 of
   LayerNormalization with the scale and bias taken per row (Instance,
   Group-18) or per channel spread across the block (Group-21);
-* decisions.md §5, BatchNormalization: ``y = (((x - mean[c]) * inv[c]) *
+* §7.3, BatchNormalization: ``y = (((x - mean[c]) * inv[c]) *
   scale[c]) + B[c]`` with ``inv[c] = 1 / sqrt(var[c] + epsilon)``; in
   training mode mean and var are the batch statistics of channel c (Sum16
   over the channel's elements in row-major order, population variance in
@@ -13,7 +13,7 @@ and BatchNormalization (exact flavour).
   to right: ``(input_mean * momentum) + (current_mean * (1 - momentum))``,
   every operation rounded in the arithmetic type, then rounded once to the
   statistics' dtype;
-* decisions.md §4: float16/bfloat16 computed in float32, canonical NaN.
+* §4: float16/bfloat16 computed in float32, canonical NaN.
 
 Every parameter is expanded to one value per element of its row before
 step 4: each element then sees exactly the scalar the kernels use.
@@ -54,7 +54,7 @@ def apply_affine(x, mean, inv, scale, bias):
 
 
 def _arith(*arrays):
-    """float64 if any operand is float64, else float32 (decisions.md §4)."""
+    """float64 if any operand is float64, else float32 (docs/specification.md §4.1)."""
     return np.dtype(np.float64) if any(a.dtype == np.float64 for a in arrays) else np.dtype(np.float32)
 
 

@@ -4,15 +4,13 @@ SimplifiedLayerNormalization (exact flavour).
 Pure NumPy, one rounded operation per line, so that each line can be checked
 against the spec step it implements:
 
-* seed spec, section "LayerNormalization, RMSNormalization", steps 1-4
-  (the row arithmetic) and its paragraph on Scale/B broadcasting and on the
-  shape of Mean/InvStdDev;
-* seed spec, section "The canonical sum" (every sum below is ``sum16``);
-* seed spec, section "Exactness" and decisions.md §4 (canonical NaN,
-  float16/bfloat16 widened to float32, float64 computed in float64,
-  statistics always float32);
-* decisions.md §5 and seeds/002 (SimplifiedLayerNormalization: no centring,
-  ``y = (x * inv) * scale`` rounded to the scale's dtype).
+* docs/specification.md §6.3, steps 1-4 (the row arithmetic), §6.2
+  (Scale/B broadcasting) and §6.4 (the shape of Mean/InvStdDev);
+* §3, the canonical sum (every sum below is ``sum16``);
+* §4 (canonical NaN, float16/bfloat16 widened to float32, float64 computed
+  in float64, statistics always float32);
+* §6.5 (SimplifiedLayerNormalization: no centring, ``y = (x * inv) *
+  scale`` rounded to the scale's dtype).
 
 The functions take inputs that ``OpDef.bind`` has already validated: the
 axis is in ``[0, ndim)``, Scale and B broadcast to the normalized shape.
@@ -39,14 +37,14 @@ def _native(dtype):
 
 
 def _is_narrow_float(dtype):
-    """float16 and bfloat16: computed in float32 (decisions.md §4)."""
+    """float16 and bfloat16: computed in float32 (docs/specification.md §4.2)."""
     return dtype == np.float16 or dtype.name == "bfloat16"
 
 
 def _compute_dtype(dtype):
     """The dtype the arithmetic runs in for an input of ``dtype``.
 
-    decisions.md §4: float32 and float64 natively; float16 and bfloat16 are
+    docs/specification.md §4.1: float32 and float64 natively; float16 and bfloat16 are
     widened to float32 (the widening is exact).
     """
     dtype = _native(dtype)
@@ -80,8 +78,8 @@ def row_normalize(x2d, scale1d, bias1d, epsilon, center):
     scale = np.asarray(scale1d, dtype=dt).reshape(cols)
     bias = None if bias1d is None else np.asarray(bias1d, dtype=dt).reshape(cols)
 
-    # Seed spec, LayerNormalization preamble: n is cols converted to the
-    # compute type (for float64 inputs the same order in float64, §4).
+    # docs/specification.md §6.3: n is cols converted to the compute type
+    # (for float64 inputs the same order in float64, §4.1).
     n = dt.type(cols)
     # ONNX stores epsilon as a float32 attribute; its value is that float32,
     # converted exactly to the compute type.
@@ -93,7 +91,7 @@ def row_normalize(x2d, scale1d, bias1d, epsilon, center):
 
 
 def _row_arith(x, scale, bias, n, eps, one, center):
-    """Steps 1-4 of the seed spec on a contiguous (rows, cols) array."""
+    """Steps 1-4 of docs/specification.md §6.3 on a contiguous (rows, cols) array."""
     dt = x.dtype
     rows = x.shape[0]
     if center:
@@ -119,8 +117,8 @@ def _row_arith(x, scale, bias, n, eps, one, center):
     if bias is not None:
         y = y + bias[None, :]
 
-    # decisions.md §4: statistics are float32; a float64 statistic is
-    # rounded once.  Exactness section / §4: canonical NaN everywhere.
+    # docs/specification.md §4.3: statistics are float32; a float64
+    # statistic is rounded once.  §4.5: canonical NaN everywhere.
     mean32 = canonical_nan(mean.astype(np.float32))
     inv32 = canonical_nan(inv.astype(np.float32))
     return canonical_nan(y), mean32, inv32
@@ -129,7 +127,7 @@ def _row_arith(x, scale, bias, n, eps, one, center):
 def _as_vector(param, norm_shape, dtype):
     """Expand Scale or B to one value per normalized element.
 
-    Seed spec, LayerNormalization paragraph after step 4: the parameter
+    docs/specification.md §6.2: the parameter
     broadcasts to the normalized dimensions right-aligned (missing leading
     dimensions are ones); a smaller parameter is expanded to the full
     normalized extent.  Leading dimensions of extent 1 beyond the normalized
@@ -143,7 +141,7 @@ def _as_vector(param, norm_shape, dtype):
                 f"the normalized shape {tuple(norm_shape)}"
             )
         p = p[0]
-    # Widening float16/bfloat16 to float32 is exact (decisions.md §4).
+    # Widening float16/bfloat16 to float32 is exact (docs/specification.md §4.2).
     p = p.astype(dtype)
     cols = int(np.prod(norm_shape, dtype=np.int64))
     return np.ascontiguousarray(np.broadcast_to(p, tuple(norm_shape))).reshape(cols)
@@ -151,7 +149,7 @@ def _as_vector(param, norm_shape, dtype):
 
 def _stat_shape(shape, axis):
     """Shape of Mean / InvStdDev / inv_std_var: the normalized dimensions
-    become ones (seed spec, paragraph after step 4; seeds/002 outputs)."""
+    become ones (docs/specification.md §6.4)."""
     return tuple(shape[:axis]) + (1,) * (len(shape) - axis)
 
 
@@ -163,14 +161,14 @@ def _normalize(X, scale, bias, axis, epsilon, center, compute_dtype, out_dtype):
     rows = int(np.prod(shape[:axis], dtype=np.int64))
     cols = int(np.prod(norm_shape, dtype=np.int64))
 
-    # decisions.md §7: work on our own native-order copy, never on the input.
+    # docs/specification.md §15.2: work on our own native-order copy, never on the input.
     x2d = np.ascontiguousarray(X.astype(compute_dtype)).reshape(rows, cols)
     s = _as_vector(scale, norm_shape, compute_dtype)
     b = None if bias is None else _as_vector(bias, norm_shape, compute_dtype)
 
     y, mean, inv = row_normalize(x2d, s, b, epsilon, center)
 
-    # decisions.md §4: each result is rounded once to the output dtype (a
+    # docs/specification.md §4.3: each result is rounded once to the output dtype (a
     # no-op for float32/float64), then its NaNs made canonical for that
     # dtype.
     with np.errstate(over="ignore"):  # overflow to inf is the rounded result
@@ -182,8 +180,8 @@ def _normalize(X, scale, bias, axis, epsilon, center, compute_dtype, out_dtype):
 def layer_normalization(X, Scale, B, axis, epsilon):
     """LayerNormalization (opset 17) -> ``(Y, Mean, InvStdDev)``.
 
-    Seed spec steps 1-4 with centring; Y has X's dtype, Mean and InvStdDev
-    are float32 (decisions.md §4).
+    docs/specification.md §6.3 steps 1-4 with centring; Y has X's dtype,
+    Mean and InvStdDev are float32 (§4.3).
     """
     X = np.asarray(X)
     cdt = _compute_dtype(X.dtype)
@@ -196,8 +194,8 @@ def _rms_form(X, scale, axis, epsilon):
     X and scale may have different dtypes (ONNX types T and V).  Each is
     widened exactly: to float64 if either of them is float64 (float32 to
     float64 is exact, so nothing is rounded before the arithmetic), else to
-    float32 (decisions.md §4).  Y is rounded once to the *scale's* dtype
-    (ONNX: Y has type V; seeds/002 for SimplifiedLayerNormalization).
+    float32 (docs/specification.md §4.1).  Y is rounded once to the
+    *scale's* dtype (ONNX: Y has type V; §6.5).
     """
     X = np.asarray(X)
     scale = np.asarray(scale)
@@ -209,7 +207,7 @@ def _rms_form(X, scale, axis, epsilon):
 def rms_normalization(X, scale, axis, epsilon):
     """RMSNormalization (opset 23) -> ``(Y,)``.
 
-    Seed spec steps 1-4 in the RMS form (mean = 0, v = mean of squares,
+    docs/specification.md §6.3 in the RMS form (mean = 0, v = mean of squares,
     no bias); Y has the scale's dtype (ONNX type V), see ``_rms_form``.
     """
     y, _mean, _inv = _rms_form(X, scale, axis, epsilon)
@@ -220,7 +218,7 @@ def simplified_layer_normalization(X, scale, axis, epsilon):
     """SimplifiedLayerNormalization (default domain, since 1)
     -> ``(Y, inv_std_var)``.
 
-    decisions.md §5 and seeds/002: the same arithmetic as RMSNormalization,
+    docs/specification.md §6.3-§6.5: the same arithmetic as RMSNormalization,
     ``y = (x * inv) * scale`` with X and scale widened (float16 and float32
     mix freely) and Y rounded once to the scale's dtype; inv_std_var is the
     float32 ``inv`` of step 3.

@@ -1,5 +1,5 @@
-"""Executable specification of the Reduce* family (seed spec, "Reductions";
-decisions.md §3, §4, §6).
+"""Executable specification of the Reduce* family (docs/specification.md
+§11; §4 for the types).
 
 ``reduce(kind, x, axes, keepdims)`` is the whole operator: geometry, the
 accumulation (``accumulate``) and the finishing step, as
@@ -20,7 +20,7 @@ from ._sum16 import canonical_nan, sum16
 # Accumulations (the kernels' op codes, reduce.h).
 SUM, SUM_ABS, SUM_SQUARE, SUM_EXP, PROD, MAX, MIN, MAX_NAN, MIN_NAN = range(9)
 
-#: decisions.md §6: sequences of at least LONG_TERMS terms go in blocks of BLOCK_TERMS.
+#: docs/specification.md §11.4: sequences of at least LONG_TERMS terms go in blocks of BLOCK_TERMS.
 LONG_TERMS = 1 << 20
 BLOCK_TERMS = 1 << 16
 
@@ -157,8 +157,8 @@ def _arranged(x, axes, keepdims, dtype):
 
 
 def finish(finishing, raw, x3, count, m):
-    """The per-output step after the accumulation (seed spec, "Terms and
-    finishing"), one rounded operation each."""
+    """The per-output step after the accumulation (docs/specification.md
+    §11.5), one rounded operation each."""
     dtype = raw.dtype
     with np.errstate(all="ignore"):
         if finishing == "mean":  # count rounded to the arithmetic type; empty gives 0
@@ -228,7 +228,7 @@ def accumulate(x3, op, center):
     row_layout = C == 1
     if R < LONG_TERMS:
         return _layout_reduce(t, op, row_layout)
-    # decisions.md §6: blocks of BLOCK_TERMS, each reduced as the layout
+    # docs/specification.md §11.4: blocks of BLOCK_TERMS, each reduced as the layout
     # says, then combined in block order. Padding the last block with the
     # identity changes no bit: sums from +0 are never -0, so adding +0 to
     # them is exact; x * 1, and max/min against -inf/+inf, change nothing.

@@ -9,7 +9,7 @@ per line:
   their order, then the reduced axes in increasing order), so a row is the
   reduced index tuples in row-major order. ``mean = Sum16(x) / n``,
   ``d = x - mean``, ``s = sqrt(Sum16(d * d) / n)``, ``y = d / s``: the
-  LayerNormalization steps 1-2 of the seed spec, then ONNX's formula
+  LayerNormalization steps 1-2 (docs/specification.md §8.1), then ONNX's formula
   ``(X - E[X]) / sqrt(E[(X - E[X])^2])`` with no epsilon (as ONNX Runtime's
   CPU kernel).
 * LpNormalization: the axis is moved last. ``s = Sum16(|x|)`` (p=1) or
@@ -50,7 +50,7 @@ def divide_rows(x2d, kind):
 def _run(X, row_axes, kind):
     """Move ``row_axes`` last (kept axes in order, then the row axes in
     increasing order), divide the rows, move back; the dtype rule of
-    decisions.md §4. Works on a copy: X is never modified."""
+    docs/specification.md §4. Works on a copy: X is never modified."""
     X = np.asarray(X)
     if X.size == 0:
         return np.empty(X.shape, _native(X.dtype))

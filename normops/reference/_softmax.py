@@ -1,5 +1,5 @@
 """Executable specification of Softmax, LogSoftmax and Hardmax on rows
-(seed spec, "Softmax, LogSoftmax, Hardmax"; decisions.md §3).
+(docs/specification.md §9).
 
 The exponential and logarithm are normops' own exp32/log32 (float32,
 correctly rounded, proven over all 2^32 inputs by ``python -m normops
@@ -30,7 +30,7 @@ def _log(a):
 
 
 def nan_rows(x):
-    """decisions.md §3 step 1: a row holding NaN or +inf, or only -inf."""
+    """docs/specification.md §9.2 step 1: a row holding NaN or +inf, or only -inf."""
     return np.isnan(x).any(axis=1) | np.isposinf(x).any(axis=1) | np.isneginf(x).all(axis=1)
 
 
@@ -59,7 +59,7 @@ def rows(x, op_type):
 
 
 def sigmoid(x):
-    """Sigmoid (decisions.md §2): 1 / (1 + exp(-x)), both operations
+    """Sigmoid (docs/specification.md §10.1): 1 / (1 + exp(-x)), both operations
     rounded, NaN canonical."""
     one = x.dtype.type(1)
     with np.errstate(over="ignore", invalid="ignore"):

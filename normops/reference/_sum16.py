@@ -1,7 +1,7 @@
 """The canonical sum and the canonical NaN, written for clarity, not speed.
 
-Everything here follows the seed spec, section "The canonical sum", and
-decisions.md §4 (canonical NaN).  The kernels must reproduce these results
+Everything here follows docs/specification.md, §3 (the canonical sum) and
+§4.5 (canonical NaN).  The kernels must reproduce these results
 bit for bit; this module is what the tests compare them against.
 
 Arithmetic stays in the dtype of the data: NumPy's elementwise ``+`` on
@@ -17,7 +17,7 @@ __all__ = ["N_PARTIALS", "sum16", "canonical_nan", "CANONICAL_NAN_BITS"]
 #: Number of independent partial sums of the canonical sum.
 N_PARTIALS = 16
 
-#: Bit pattern of the canonical quiet NaN, per dtype name (decisions.md §4).
+#: Bit pattern of the canonical quiet NaN, per dtype name (docs/specification.md §4.5).
 CANONICAL_NAN_BITS = {
     "float16": (np.uint16, 0x7E00),
     "bfloat16": (np.uint16, 0x7FC0),
@@ -33,7 +33,7 @@ def sum16(terms):
     has shape ``(...)`` and the same dtype.  Every step below is one rounded
     operation in that dtype.
 
-    1. Sixteen partial sums start at +0 (seed spec, "The canonical sum").
+    1. Sixteen partial sums start at +0 (docs/specification.md §3).
        Starting from +0 matters: a row made only of -0 sums to +0.
     2. Term ``j`` is added to partial ``j % 16``, in increasing ``j``.  We
        walk the row in blocks of 16 columns; inside one block every column
@@ -84,7 +84,7 @@ def _nan_bits(dtype):
 def canonical_nan(a):
     """Return a copy of ``a`` with every NaN set to the canonical quiet NaN.
 
-    decisions.md §4: whatever payload or sign a NaN picked up along the way,
+    docs/specification.md §4.5: whatever payload or sign a NaN picked up along the way,
     the published result is the one quiet NaN pattern of its type (float32
     0x7FC00000, float64 0x7FF8000000000000, float16 0x7E00, bfloat16 0x7FC0).
     The pattern is written through an integer view so that no floating-point
