@@ -12,7 +12,9 @@
 #   process per thread count, spinning off on both sides;
 # - the busy-core cases again with one core kept busy (--busy-core);
 # - the operator cases one runtime per process (--separate), the page's
-#   second table; memory bandwidth; map_batch throughput.
+#   second table; memory bandwidth; map_batch throughput;
+# - 1 thread against 2 per case, back to back and after idle gaps, under
+#   both OpenMP wait policies (--scaling).
 #
 # Environment: PYTHON (default python), OUT (raw results, default bench/results).
 # Run it on a quiet machine: anything else running disturbs the timings, the
@@ -32,6 +34,7 @@ OUT="${OUT:-bench/results}"
     --separate \
     --bandwidth \
     --batch \
+    --scaling \
     --threads 1,2 \
     --out "$OUT" \
     "$@"

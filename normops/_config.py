@@ -20,7 +20,7 @@ Only a per-call ``n_threads=`` is taken as asked. A count from the
 configuration or OpenMP is an upper bound under the process-wide thread
 budget: while other normops calls run (from other Python threads), a call
 gets only the cores they leave free, at least one (docs/design.md,
-"Threads and chunks").
+"Threads").
 """
 import contextlib
 import operator

@@ -47,6 +47,9 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
     p.add_argument("--bandwidth", action="store_true",
                    help="measure this machine's read/copy bandwidth and report each case's "
                         "fraction of the copy limit")
+    p.add_argument("--scaling", action="store_true",
+                   help="also measure 1 thread against 2 per case, back to back and after idle gaps, "
+                        "under both OpenMP wait policies (normops.benchmark.scaling)")
     p.add_argument("--batch", action="store_true",
                    help="also measure normops.map_batch throughput at 1 and 2 workers, and "
                         "calls from 2 and 4 Python threads against serial calls")
@@ -121,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.no_progress,
             out=args.out,
             batch=args.batch,
+            scaling=args.scaling,
             interleave=args.interleave,
             busy_core=args.busy_core,
             separate=args.separate,

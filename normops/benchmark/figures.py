@@ -328,6 +328,10 @@ def write_figures(results, directory) -> dict:
     figs = [(HEADLINE, draw_headline(data, plt)), (NUMPY_CHART, draw_numpy(data, plt))]
     for fam, (kind, series) in curve_families(data["rows"]).items():
         figs.append((family_file(fam), draw_curve(data, fam, kind, series, plt)))
+    if data["meta"].get("scaling"):
+        from .scaling import FIGURE, draw
+
+        figs.append((FIGURE, draw(data["meta"]["scaling"], plt)))
     out = {}
     with plt.rc_context({"font.size": FONT}):
         for name, fig in figs:

@@ -540,7 +540,7 @@ def render_page(results, figures=(), prefix: str = "") -> str:
     m = meta.get("machine", {})
     s = meta["settings"]
     head = [f for f in (HEADLINE, NUMPY_CHART) if f in figures]
-    curves = [f for f in figures if f not in head]
+    curves = [f for f in figures if f not in head and f != "perf_scaling.png"]
     out = [
         "# Performance",
         "",
@@ -605,6 +605,19 @@ def render_page(results, figures=(), prefix: str = "") -> str:
                 "the cores through the thread budget ([design.md](design.md), \"Thread budget\"; "
                 "the target: at least the serial throughput):", ""]
         out += [f"- {line}" for line in batch_lines(meta)] + [""]
+    if meta.get("scaling"):
+        from .scaling import FIGURE, lines as scaling_lines
+
+        out += ["## Scaling: 1 thread against 2", "",
+                "How many threads a call takes comes from costs normops measures as it runs "
+                "([design.md](design.md), \"Threads\"). Each case at `n_threads=1` and 2 back to back "
+                "(ratio of medians, below 1: the second thread pays), and after idle gaps "
+                "(`time.sleep` before every call) at 1 thread and the default count (p50 and p90 "
+                "ratios). Targets: back to back at most 1.05, and at most 1/1.7 = 0.59 where a call "
+                "takes 1 ms or more on one thread; after idle at most 1.25.", ""]
+        if FIGURE in figures:
+            out += [f"![1 thread against 2 per case, both wait policies]({prefix}{FIGURE})", ""]
+        out += scaling_lines(meta["scaling"])
     if curves:
         out += ["## Throughput", "",
                 "Input elements per ns for the families measured at several sizes, against "

@@ -356,6 +356,7 @@ def bench(
     python: str | None = None,
     bandwidth_mib: int = 512,
     batch: bool = False,
+    scaling: bool = False,
     interleave: bool = False,
     busy_core: str | bool | None = None,
     separate: bool = False,
@@ -403,6 +404,10 @@ def bench(
         Also measure ``normops.map_batch`` throughput at 1 and 2 workers,
         and calls from 2 and 4 Python threads against serial calls (see
         `normops.benchmark.batch`), in ``meta["batch"]`` (``["pool"]``).
+    scaling : bool
+        Also measure 1 thread against 2 per case, back to back and after
+        idle gaps, under both OpenMP wait policies (one process each:
+        `normops.benchmark.scaling`), in ``meta["scaling"]``.
     interleave : bool
         Every runtime in ONE process per thread count, their calls
         alternated (A B C, B C A, ...) with idle threads sleeping on both
@@ -431,7 +436,7 @@ def bench(
         return _bench_interleaved(
             cases, dtypes, threads, runtimes, repeat, warmup, budget, quick, bandwidth,
             seed=seed, progress=progress, out=out, python=python, bandwidth_mib=bandwidth_mib,
-            batch=batch, busy_core=busy_core, separate=separate, overhead=overhead)
+            batch=batch, busy_core=busy_core, separate=separate, overhead=overhead, scaling=scaling)
     if busy_core or separate:
         raise ValueError("busy_core and separate go with interleave=True")
     settings = dict(QUICK if quick else DEFAULTS)
@@ -453,7 +458,8 @@ def bench(
                          f" runtimes={rt_names!r}")
     python = python or sys.executable
 
-    meta, skipped = _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch)
+    meta, skipped = _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch,
+                           scaling=scaling)
 
     if settings["per_process"] == "case":
         units = [(t, [pair]) for pair in pairs for t in thread_list]
@@ -559,6 +565,12 @@ def _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mi
         meta["batch"] = measure_batch(arrays=8 if quick else 32, repeats=2 if quick else 5)
         meta["batch"]["pool"] = (measure_pool(rounds=2, calls=4, rows=64) if quick
                                  else measure_pool(rounds=15))
+    if extra.get("scaling"):
+        from .scaling import run_policies
+
+        meta["scaling"] = run_policies(quick=quick)
+    else:
+        meta["scaling"] = None
     return meta, skipped
 
 
@@ -662,7 +674,7 @@ def _interleave_units(pairs, thread_list):
 
 def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget, quick, bandwidth, *,
                        seed, progress, out, python, bandwidth_mib, batch, busy_core, separate,
-                       overhead) -> BenchResults:
+                       overhead, scaling=False) -> BenchResults:
     settings = dict(INTERLEAVE)
     if quick:
         settings.update(repeat=QUICK["repeat"], warmup=QUICK["warmup"], budget=QUICK["budget"])
@@ -686,7 +698,7 @@ def _bench_interleaved(cases, dtypes, threads, runtimes, repeat, warmup, budget,
     rt_names = list(INTERLEAVE_RUNTIMES) if runtimes is None else _resolve_runtimes(runtimes)
     python = python or sys.executable
     meta, skipped = _start(settings, seed, quick, thread_list, rt_names, bandwidth, bandwidth_mib, batch,
-                           mode="interleave", busy=None, separate=None)
+                           mode="interleave", busy=None, separate=None, scaling=scaling)
     live = [rt for rt in rt_names if rt not in skipped]
     if busy_core and not busy_pairs:
         meta["notes"].append("--busy-core: none of its cases (" + BUSY_CASES + ") is selected; "

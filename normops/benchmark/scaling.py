@@ -187,13 +187,12 @@ def verdict_lines(res):
     return out
 
 
-def figure(scaling, path):
-    """Bars of 2T/1T back to back per case, one colour per wait policy."""
-    import matplotlib
+FIGURE = "perf_scaling.png"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def draw(scaling, plt):
+    """Bars of the 2-thread speed-up back to back per case, one colour per
+    wait policy (a figure for figures.write_figures)."""
     names = list(next(iter(scaling["policies"].values()))["cases"])
     fig, ax = plt.subplots(figsize=(10, 0.28 * len(names) + 1.5))
     height = 0.8 / len(scaling["policies"])
@@ -207,8 +206,7 @@ def figure(scaling, path):
     ax.set_xlabel("speed-up of 2 threads over 1, back to back (dashed: 1/1.05; dotted: 1.7)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def main(argv=None):
