@@ -1,16 +1,15 @@
 """Where a second thread starts to pay: 1 and 2 threads, call by call.
 
-    python bench/thread_threshold.py            # the serial threshold's cases
-    python bench/thread_threshold.py --costly   # the exponential kernels, threshold 0
+    python bench/thread_threshold.py            # row and reduction cases
+    python bench/thread_threshold.py --costly   # the exponential kernels, teams forced on
 
 Each case is called at 1 and 2 threads alternately in one process (40
 rounds x 3 calls, the order swapped every round); the report gives the
-medians and 2T/1T (below 1: the second thread pays). The first table
-sets the serial threshold of ``threads_for`` (kernels.pxi,
-SERIAL_BELOW_ELEMENTS) and the cumulative scans' weight; the second,
-with the threshold at 0 so that every split threads, the weights of
-``threads_for_costly`` (FAST_EXP_WEIGHT, EXACT_EXP_WEIGHT). Results:
-docs/performance-analysis.md, "Threads by the work a second thread saves".
+medians and 2T/1T (below 1: the second thread pays). With --costly every
+loop takes its whole team (``set_threads_always``), so the table shows
+the raw cost of a team; without it, what the measured team model
+(docs/design.md, "Threads") chooses. ``python -m normops bench --scaling``
+measures the same question on the page's cases under both wait policies.
 """
 import argparse
 import os

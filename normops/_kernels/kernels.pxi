@@ -19,6 +19,7 @@ from normops._kernels.shim cimport (
     NORMOPS_GAIN_PERCENT, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan,
     normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
     normops_team_figures, normops_team_note_region_end, normops_plan_drop, normops_join_estimate,
+    normops_set_threads_always,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
@@ -422,7 +423,4 @@ def loop_threads(int cap, long long chunks, long long elements, str family):
 def set_threads_always(bint always):
     """Every loop with chunks to share takes its whole team, however small
     (tests drive the parallel paths with it); returns the old setting."""
-    cdef normops_team_state* s = normops_team_figures()
-    old = bool(s.threads_always)
-    s.threads_always = always
-    return old
+    return bool(normops_set_threads_always(always))

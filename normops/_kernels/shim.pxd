@@ -32,7 +32,6 @@ cdef extern from "team.h" nogil:
         NORMOPS_TEAM_FLOOR_PS
         NORMOPS_GAIN_PERCENT
     ctypedef struct normops_team_state:
-        int threads_always
         long long ps_per_element[3][6]
         int cost_samples[3][6]
         int cost_pinned[6]
@@ -52,4 +51,5 @@ cdef extern from "team.h" nogil:
     normops_team_state* normops_team_figures()
     void normops_team_note_region_end(long long ns_ago)
     void normops_plan_drop()
+    int normops_set_threads_always(int always)
     long long normops_join_estimate()

@@ -79,7 +79,6 @@ enum {
  * between two racing calls only delays learning. */
 typedef struct {
     int in_use;                    /* threads inside parallel loops now (the budget) */
-    int threads_always;            /* tests: every loop with chunks to share takes its whole team */
     long long ps_per_element[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES];  /* one thread; 0: not measured */
     int cost_samples[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES];
     int cost_pinned[NORMOPS_COST_FAMILIES];
@@ -92,10 +91,18 @@ typedef struct {
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
-    0, 0, {{0}}, {{0}}, {0},
+    0, {{0}}, {{0}}, {0},
     {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
     {{0}}, {0}, 0, -1, {0}};
 static normops_team_state* normops_team = &normops_team_own;
+/* Tests: every loop of this build with chunks to share takes its whole
+ * team, however small (each ISA build has its own switch). */
+static int normops_threads_always = 0;
+static inline int normops_set_threads_always(int always) {
+    int old = normops_threads_always;
+    normops_threads_always = always;
+    return old;
+}
 #define normops_budget (&normops_team->in_use)
 
 /* Costs assumed before a family's first measured loop: a fast machine's
@@ -233,7 +240,7 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
     *w_ps = w;
     if (cap <= 1 || chunks <= 1)
         return 1;
-    if (NORMOPS_LOAD(normops_team->threads_always))
+    if (NORMOPS_LOAD(normops_threads_always))
         return cap;
     if (w < (double)NORMOPS_TEAM_FLOOR_PS)
         return 1;
@@ -286,14 +293,14 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     if (cap <= 1 || chunks <= 1)
         return 1;
     if ((double)elements * (double)normops_cost_ps(NORMOPS_THIS_LEVEL, family) < (double)NORMOPS_TEAM_FLOOR_PS
-        && !NORMOPS_LOAD(normops_team->threads_always))
+        && !NORMOPS_LOAD(normops_threads_always))
         return 1;  /* small: no clock read */
     now = normops_now_ns();
     gap = normops_last_region_end_ns < 0 ? -1 : now - normops_last_region_end_ns;
     bucket = normops_gap_bucket(gap);
     n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, gap, &w, &slow);
     if (NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family]) < 2
-        && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_team->threads_always)
+        && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_threads_always)
         && w <= (double)NORMOPS_PROBE_MAX_PS) {
         n = 1;  /* timed below: what an element of this family costs here */
         normops_serial_sample = 0;

@@ -105,7 +105,7 @@ def after_idle(fn, gap, calls):
     return out
 
 
-def measure(quick=False, rounds=15, calls=5, idle_calls=15, gaps=GAPS_S, case=None):
+def measure(quick=False, rounds=15, calls=5, idle_calls=20, gaps=GAPS_S, case=None):
     """Every case in this process (its wait policy), as a dict."""
     import re
 
@@ -124,7 +124,7 @@ def measure(quick=False, rounds=15, calls=5, idle_calls=15, gaps=GAPS_S, case=No
     return results
 
 
-def run_policies(quick=False, case=None, rounds=15, calls=5, idle_calls=15, python=sys.executable):
+def run_policies(quick=False, case=None, rounds=15, calls=5, idle_calls=20, python=sys.executable):
     """measure() under each wait policy, each in a new process."""
     out = {"method": METHOD.format(rounds=rounds, calls=calls, idle_calls=idle_calls), "policies": {},
            "load_start": os.getloadavg()[0]}
@@ -218,7 +218,7 @@ def main(argv=None):
     p.add_argument("--case", default=None, metavar="REGEX")
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--calls", type=int, default=5)
-    p.add_argument("--idle-calls", type=int, default=15)
+    p.add_argument("--idle-calls", type=int, default=20)
     p.add_argument("--out", default=None, metavar="JSON")
     args = p.parse_args(argv)
     if args.worker:
