@@ -60,8 +60,12 @@ def _print_thread_costs(costs):
     def state(family):
         return "pinned" if costs["pinned"][family] else ("measured" if costs["measured"][family] else "prior")
     print("threads: a loop takes a team where it saves time after the team's wake-up (docs/design.md, 'Threads')")
-    print("  ns per element, 1 thread: " + ", ".join(
+    print("  ns per element, 1 thread, 64Ki-1Mi elements: " + ", ".join(
         f"{family} {ns:.3g} ({state(family)})" for family, ns in costs["ns_per_element"].items()))
+    by_size = {family: ", ".join(f"{size} {ns:.3g}" for size, ns in sizes.items() if ns is not None)
+               for family, sizes in costs["ns_per_element_by_size"].items()}
+    if any(by_size.values()):
+        print("  by input size: " + "; ".join(f"{family}: {text}" for family, text in by_size.items() if text))
     wake = [(gap, us) for gap, us in costs["wake_us"].items() if us is not None]
     print("  team wake-up by idle gap: " + (", ".join(f">= {gap} us: {us:.3g} us" for gap, us in wake)
                                             or f"not measured yet (assumed {5.0} us)")

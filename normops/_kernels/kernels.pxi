@@ -331,6 +331,7 @@ def release_threads(int taken):
 
 
 FAMILY_NAMES = ("rows", "reduce", "exp_exact", "exp_fast", "scan", "move")
+SIZE_CLASSES = ("<64Ki", "<1Mi", "<16Mi", ">=16Mi")  # elements; team.h, normops_size_class
 
 
 def thread_costs():
@@ -342,9 +343,14 @@ def thread_costs():
     cdef normops_team_state* s = normops_team_figures()
     cdef int f, b
     return {
-        "ns_per_element": {FAMILY_NAMES[f]: normops_cost_ps(NORMOPS_THIS_LEVEL, f) / 1000.0
+        "ns_per_element": {FAMILY_NAMES[f]: normops_cost_ps(NORMOPS_THIS_LEVEL, f, 1 << 16) / 1000.0
                            for f in range(NORMOPS_COST_FAMILIES)},
-        "measured": {FAMILY_NAMES[f]: s.cost_samples[NORMOPS_THIS_LEVEL][f] > 0
+        "ns_per_element_by_size": {
+            FAMILY_NAMES[f]: {label: (s.ps_per_element[NORMOPS_THIS_LEVEL][f][k] / 1000.0
+                                      if s.cost_samples[NORMOPS_THIS_LEVEL][f][k] > 0 or s.cost_pinned[f] else None)
+                              for k, label in enumerate(SIZE_CLASSES)}
+            for f in range(NORMOPS_COST_FAMILIES)},
+        "measured": {FAMILY_NAMES[f]: any(s.cost_samples[NORMOPS_THIS_LEVEL][f][k] > 0 for k in range(4))
                      for f in range(NORMOPS_COST_FAMILIES)},
         "pinned": {FAMILY_NAMES[f]: bool(s.cost_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
         "wake_us": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b] < 0 else s.wake_ns[b] / 1000.0)
@@ -369,14 +375,16 @@ def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None):
     and longer ones (the smallest key also covers shorter gaps); join_us,
     µs, or () to unpin. Pinned figures are not learned. Checked by normops._threads."""
     cdef normops_team_state* s = normops_team_figures()
-    cdef int f, b, level
+    cdef int f, b, level, k
     if ns_per_element is not None:
         for f in range(NORMOPS_COST_FAMILIES):
             name = FAMILY_NAMES[f]
             s.cost_pinned[f] = name in ns_per_element
             for level in range(3):
-                s.ps_per_element[level][f] = (max(1, round(float(ns_per_element[name]) * 1000))
-                                              if name in ns_per_element else 0)
+                for k in range(4):
+                    s.ps_per_element[level][f][k] = (max(1, round(float(ns_per_element[name]) * 1000))
+                                                     if name in ns_per_element else 0)
+                    s.cost_samples[level][f][k] = 0
     if wake_us is not None:
         s.wake_pinned = bool(wake_us)
         steps = sorted((float(gap), float(value)) for gap, value in wake_us.items())

@@ -32,14 +32,14 @@ cdef extern from "team.h" nogil:
         NORMOPS_TEAM_FLOOR_PS
         NORMOPS_GAIN_PERCENT
     ctypedef struct normops_team_state:
-        long long ps_per_element[3][6]
-        int cost_samples[3][6]
+        long long ps_per_element[3][6][4]
+        int cost_samples[3][6][4]
         int cost_pinned[6]
         long long wake_ns[24]
         unsigned wake_count[24]
         int wake_pinned
         long long join_ns
-    long long normops_cost_ps(int level, int family)
+    long long normops_cost_ps(int level, int family, long long elements)
     int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
                             int family, int level, long long gap_ns, double* w_ps, int* slow_gap)
     int normops_team_plan(int cap, long long chunks, long long chunk_elements, long long elements, int family)

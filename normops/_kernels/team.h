@@ -12,10 +12,12 @@
  * costs at that moment:
  *
  *   W  the loop's time on one thread: its elements times the cost of an
- *      element of its kernel family at this ISA level, learned from the
- *      serial loops this process runs (one in four above a floor; a
- *      family's first two loops above the floor run serially to be
- *      timed, unless they are long);
+ *      element of its kernel family at this ISA level and for inputs of
+ *      its size class (in the caches or not), learned from the serial
+ *      loops this process runs (one in four above a floor; the first
+ *      three loops of a family and size class above the floor run
+ *      serially to be timed, the fastest taken, unless they are long), and
+ *      never more than n times what a loop on n threads took;
  *   L  the delay before a woken team takes work, learned from the parallel
  *      loops this process runs, separately for each "gap": the time since
  *      the calling thread's last parallel loop ended, in powers of two of
@@ -57,6 +59,7 @@ enum {
 #define NORMOPS_GAP_BUCKETS 24   /* gaps < 1 µs, [1, 2) µs, ... [2^21, 2^22) µs, >= 2^22 µs or none */
 #define NORMOPS_LEVELS 3         /* baseline, AVX2, AVX-512 */
 #define NORMOPS_WAKE_SEEN 5
+#define NORMOPS_SIZES 4           /* elements < 2^16, < 2^20, < 2^24, more */
 
 #if defined(__AVX512F__)
 #define NORMOPS_THIS_LEVEL 2
@@ -72,15 +75,16 @@ enum {
 #define NORMOPS_TEAM_FLOOR_PS 2000000LL      /* 2 µs */
 #define NORMOPS_GAIN_PERCENT 85
 #define NORMOPS_WAKE_PRIOR_NS 5000LL
-#define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */          /* L before any loop measured it */
+#define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
+#define NORMOPS_PROBES 3                      /* ... this many, the fastest taken (a first call is cold) */          /* L before any loop measured it */
 
 /* The state shared by every ISA build loaded in the process. Figures are
  * 64-bit integers read and written with relaxed atomics: a lost update
  * between two racing calls only delays learning. */
 typedef struct {
     int in_use;                    /* threads inside parallel loops now (the budget) */
-    long long ps_per_element[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES];  /* one thread; 0: not measured */
-    int cost_samples[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES];
+    long long ps_per_element[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];  /* 0: not measured */
+    int cost_samples[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
     int cost_pinned[NORMOPS_COST_FAMILIES];
     long long wake_ns[NORMOPS_GAP_BUCKETS];   /* L by gap; -1: not measured */
     long long wake_seen[NORMOPS_GAP_BUCKETS][NORMOPS_WAKE_SEEN];  /* the last measurements */
@@ -91,7 +95,7 @@ typedef struct {
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
-    0, {{0}}, {{0}}, {0},
+    0, {{{0}}}, {{{0}}}, {0},
     {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
     {{0}}, {0}, 0, -1, {0}};
 static normops_team_state* normops_team = &normops_team_own;
@@ -164,9 +168,23 @@ static inline long long normops_now_ns(void) {
 #define NORMOPS_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define NORMOPS_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-static inline long long normops_cost_ps(int level, int family) {
-    long long ps = NORMOPS_LOAD(normops_team->ps_per_element[level][family]);
-    return ps > 0 ? ps : normops_cost_prior_ps[family];
+static inline int normops_size_class(long long elements) {
+    return elements < (1LL << 16) ? 0 : elements < (1LL << 20) ? 1 : elements < (1LL << 24) ? 2 : 3;
+}
+
+/* ps per element of a family for inputs of this many elements: measured
+ * for their size class, else for the nearest smaller class measured, else
+ * the nearest larger one, else the prior. */
+static inline long long normops_cost_ps(int level, int family, long long elements) {
+    int size = normops_size_class(elements), s;
+    long long ps;
+    for (s = size; s >= 0; s--)
+        if ((ps = NORMOPS_LOAD(normops_team->ps_per_element[level][family][s])) > 0)
+            return ps;
+    for (s = size + 1; s < NORMOPS_SIZES; s++)
+        if ((ps = NORMOPS_LOAD(normops_team->ps_per_element[level][family][s])) > 0)
+            return ps;
+    return normops_cost_prior_ps[family];
 }
 
 static inline int normops_gap_bucket(long long gap_ns) {
@@ -235,7 +253,7 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
     double w, l, j, busiest, best_t, t, per_chunk;
     int n, best_n = 1;
     *slow_gap = 0;
-    per_chunk = (double)normops_cost_ps(level, family);
+    per_chunk = (double)normops_cost_ps(level, family, elements);
     w = (double)elements * per_chunk;
     *w_ps = w;
     if (cap <= 1 || chunks <= 1)
@@ -292,14 +310,15 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     normops_plan.timed = 0;
     if (cap <= 1 || chunks <= 1)
         return 1;
-    if ((double)elements * (double)normops_cost_ps(NORMOPS_THIS_LEVEL, family) < (double)NORMOPS_TEAM_FLOOR_PS
+    if ((double)elements * (double)normops_cost_ps(NORMOPS_THIS_LEVEL, family, elements)
+        < (double)NORMOPS_TEAM_FLOOR_PS
         && !NORMOPS_LOAD(normops_threads_always))
         return 1;  /* small: no clock read */
     now = normops_now_ns();
     gap = normops_last_region_end_ns < 0 ? -1 : now - normops_last_region_end_ns;
     bucket = normops_gap_bucket(gap);
     n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, gap, &w, &slow);
-    if (NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family]) < 2
+    if (NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)]) < NORMOPS_PROBES
         && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_threads_always)
         && w <= (double)NORMOPS_PROBE_MAX_PS) {
         n = 1;  /* timed below: what an element of this family costs here */
@@ -325,18 +344,32 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
 static inline void normops_team_learn(int n, long long took_ns) {
     long long old, obs, j;
     double w_ns = normops_plan.w_ps / 1000.0, t;
-    int b = normops_plan.bucket, family = normops_plan.family;
+    int b = normops_plan.bucket, family = normops_plan.family, size;
     if (n <= 1) {
         if (NORMOPS_LOAD(normops_team->cost_pinned[family]) || normops_plan.elements <= 0)
             return;
         obs = (long long)((double)took_ns * 1000.0 / (double)normops_plan.elements);
         if (obs < 1)
             obs = 1;
-        old = NORMOPS_LOAD(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family]);
-        NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family],
-                      old <= 0 ? obs : old + (obs - old) / 4);
-        __atomic_add_fetch(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family], 1, __ATOMIC_RELAXED);
+        size = normops_size_class(normops_plan.elements);
+        old = NORMOPS_LOAD(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size]);
+        if (__atomic_fetch_add(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size], 1, __ATOMIC_RELAXED)
+            < NORMOPS_PROBES)
+            obs = old > 0 && old < obs ? old : obs;  /* the fastest probe */
+        else
+            obs = old + (obs - old) / 4;
+        NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size], obs);
         return;
+    }
+    /* n threads did the work in took_ns: W is at most n times that */
+    if (!NORMOPS_LOAD(normops_team->cost_pinned[family]) && normops_plan.elements > 0) {
+        size = normops_size_class(normops_plan.elements);
+        obs = (long long)((double)took_ns * 1000.0 * n / (double)normops_plan.elements);
+        old = NORMOPS_LOAD(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size]);
+        if (old > obs && obs > 0) {
+            NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size], obs);
+            w_ns = (double)took_ns * n;
+        }
     }
     if (NORMOPS_LOAD(normops_team->wake_pinned))
         return;
@@ -386,7 +419,7 @@ static inline void normops_team_release(int taken) {
 
 /* Tests and pinning: read and set the figures. */
 static inline void normops_team_forget(void) {
-    int b, f, l;
+    int b, f, l, s;
     for (b = 0; b < NORMOPS_GAP_BUCKETS; b++) {
         NORMOPS_STORE(normops_team->wake_ns[b], -1LL);
         NORMOPS_STORE(normops_team->wake_count[b], 0u);
@@ -394,10 +427,11 @@ static inline void normops_team_forget(void) {
     }
     for (l = 0; l < NORMOPS_LEVELS; l++)
         for (f = 0; f < NORMOPS_COST_FAMILIES; f++)
-            if (!normops_team->cost_pinned[f]) {
-                NORMOPS_STORE(normops_team->ps_per_element[l][f], 0LL);
-                NORMOPS_STORE(normops_team->cost_samples[l][f], 0);
-            }
+            if (!normops_team->cost_pinned[f])
+                for (s = 0; s < NORMOPS_SIZES; s++) {
+                    NORMOPS_STORE(normops_team->ps_per_element[l][f][s], 0LL);
+                    NORMOPS_STORE(normops_team->cost_samples[l][f][s], 0);
+                }
     normops_team->wake_pinned = 0;
 }
 
