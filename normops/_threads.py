@@ -18,7 +18,7 @@ A pin is a dict with any of:
 - ``"join_us"``: the cost of each thread beyond the second.
 
 ``NORMOPS_THREAD_COSTS`` holds the same as ``key=value`` pairs separated
-by commas: ``rows=0.2,exp_exact=0.9,wake_us=40`` or, for a step function,
+by commas: ``rows=0.2,softmax_exact=0.25,wake_us=40`` or, for a step function,
 ``wake_us=0:2;1000:6000`` (2 µs below 1 ms of idle, 6 ms from there).
 
 Thread counts never change a result's bits: the figures only move time.
@@ -30,7 +30,7 @@ from . import _isa
 from ._errors import InvalidInputError
 
 ENV_VAR = "NORMOPS_THREAD_COSTS"
-FAMILIES = ("rows", "reduce", "exp_exact", "exp_fast", "scan", "move")
+FAMILIES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move")
 KEYS = ("ns_per_element", "wake_us", "join_us")
 #: what show_config reports thresholds for: the gaps of a call in a loop
 #: and of one after idle time

@@ -51,14 +51,14 @@ def test_a_slow_wake_up_keeps_calls_after_idle_time_on_one_thread(pinned):
     # a machine whose idle team takes 6 ms to wake (a virtual machine whose
     # idle CPU the host lent away), 40 µs while it spins, and kernels 3x
     # faster than AVX2's: exact Softmax 0.2 ns per element
-    pinned(ns_per_element={"exp_exact": 0.2}, wake_us={0: 40, 1000: 6000})
+    pinned(ns_per_element={"softmax_exact": 0.2}, wake_us={0: 40, 1000: 6000})
     small, large = 32 * 1024, 1024 * 4096      # 6.6 µs and 839 µs on one thread
-    assert plan(small, "exp_exact", gap_us=1) == 1
-    assert plan(large, "exp_exact", gap_us=1) == 2
+    assert plan(small, "softmax_exact", gap_us=1) == 1
+    assert plan(large, "softmax_exact", gap_us=1) == 2
     for gap in (20_000, 100_000, 300_000):
-        assert plan(large, "exp_exact", gap_us=gap) == 1
-    assert plan(64 * large, "exp_exact", gap_us=100_000) == 2  # 54 ms of work pays for 6 ms
-    assert plan(large, "exp_exact", gap_us=None) == 1          # no team yet: as after idle
+        assert plan(large, "softmax_exact", gap_us=gap) == 1
+    assert plan(64 * large, "softmax_exact", gap_us=100_000) == 2  # 54 ms of work pays for 6 ms
+    assert plan(large, "softmax_exact", gap_us=None) == 1          # no team yet: as after idle
 
 
 def test_a_wake_up_of_several_milliseconds_everywhere(pinned):

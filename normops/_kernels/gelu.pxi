@@ -41,7 +41,7 @@ cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_
     cdef bint cheap = (op == EW_GELU32 and fast
                        or op == EW_ETFUNC and ((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_ERF32_FAST
                                                   or (which & ~NORMOPS_T_SCALAR) == NORMOPS_T_TANH32_FAST))
-    cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n, exp_family(cheap))
+    cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n, map_family(cheap))
     if threads <= 1:
         serial_begin()
         elementwise_segment(op, x, b, cols, y, 0, n, itemsize, which, fast)

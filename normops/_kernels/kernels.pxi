@@ -14,7 +14,8 @@ from normops._kernels.shim cimport (
     normops_cpu_has_level, normops_mxcsr, normops_widen_float16, normops_narrow_float16,
     normops_widen_bfloat16, normops_narrow_bfloat16, omp_get_num_procs,
     normops_budget_grant, normops_budget_in_use, normops_budget_share, normops_budget_state,
-    NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_EXP_EXACT, NORMOPS_COST_EXP_FAST, NORMOPS_COST_SCAN,
+    NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_SOFTMAX_EXACT, NORMOPS_COST_SOFTMAX_FAST,
+    NORMOPS_COST_MAP_EXACT, NORMOPS_COST_MAP_FAST, NORMOPS_COST_SCAN,
     NORMOPS_COST_MOVE, NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
     NORMOPS_GAIN_PERCENT, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan,
     normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
@@ -64,10 +65,10 @@ cdef inline void gil_restore(PyThreadState* saved) noexcept:
         PyEval_RestoreThread(saved)
 
 
-cdef inline int exp_family(bint fast_exp) noexcept nogil:
-    """The cost family of an exponential kernel: the fast exponential's
-    or the correctly rounded one's."""
-    return NORMOPS_COST_EXP_FAST if fast_exp else NORMOPS_COST_EXP_EXACT
+cdef inline int map_family(bint fast) noexcept nogil:
+    """The cost family of an element-wise transcendental kernel (Sigmoid,
+    Gelu, the exp32/log32 maps): the fast flavour's or the exact one's."""
+    return NORMOPS_COST_MAP_FAST if fast else NORMOPS_COST_MAP_EXACT
 
 
 cdef inline int team_size(int requested, Py_ssize_t chunks) noexcept nogil:
@@ -330,7 +331,7 @@ def release_threads(int taken):
     team_release(taken)
 
 
-FAMILY_NAMES = ("rows", "reduce", "exp_exact", "exp_fast", "scan", "move")
+FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move")
 SIZE_CLASSES = ("<64Ki", "<1Mi", "<16Mi", ">=16Mi")  # elements; team.h, normops_size_class
 
 

@@ -21,8 +21,10 @@ cdef extern from "team.h" nogil:
     enum:
         NORMOPS_COST_ROWS
         NORMOPS_COST_REDUCE
-        NORMOPS_COST_EXP_EXACT
-        NORMOPS_COST_EXP_FAST
+        NORMOPS_COST_SOFTMAX_EXACT
+        NORMOPS_COST_SOFTMAX_FAST
+        NORMOPS_COST_MAP_EXACT
+        NORMOPS_COST_MAP_FAST
         NORMOPS_COST_SCAN
         NORMOPS_COST_MOVE
         NORMOPS_COST_FAMILIES
@@ -32,9 +34,9 @@ cdef extern from "team.h" nogil:
         NORMOPS_TEAM_FLOOR_PS
         NORMOPS_GAIN_PERCENT
     ctypedef struct normops_team_state:
-        long long ps_per_element[3][6][4]
-        int cost_samples[3][6][4]
-        int cost_pinned[6]
+        long long ps_per_element[3][8][4]
+        int cost_samples[3][8][4]
+        int cost_pinned[8]
         long long wake_ns[24]
         unsigned wake_count[24]
         int wake_pinned

@@ -116,7 +116,7 @@ cdef inline int softmax_family(SoftmaxKind kind, bint fast, bint is_float32) noe
     """The cost family of a Softmax, LogSoftmax or Hardmax element."""
     if kind == KIND_HARDMAX:
         return NORMOPS_COST_ROWS
-    return exp_family(fast and is_float32)
+    return NORMOPS_COST_SOFTMAX_FAST if fast and is_float32 else NORMOPS_COST_SOFTMAX_EXACT
 
 
 cdef floating softmax_row_sum(const floating* x, floating* e, floating* d, Py_ssize_t n, bint fast,
@@ -608,7 +608,7 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
     check_array(y, t, n, True, "y")
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
     cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          exp_family(fast and storage != STORE_FLOAT64))
+                                          map_family(fast and storage != STORE_FLOAT64))
     cdef bint stream = storage == STORE_FLOAT32 and n * 4 >= STREAM_FROM_BYTES
     cdef bint narrow = storage == STORE_FLOAT16 or storage == STORE_BFLOAT16
     cdef float* wide = NULL

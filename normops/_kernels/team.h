@@ -14,17 +14,19 @@
  *   W  the loop's time on one thread: its elements times the cost of an
  *      element of its kernel family at this ISA level and for inputs of
  *      its size class (in the caches or not), learned from the serial
- *      loops this process runs (one in four above a floor; the first
- *      three loops of a family and size class above the floor run
- *      serially to be timed, the fastest taken, unless they are long), and
- *      never more than n times what a loop on n threads took;
+ *      loops this process runs: one in four above a floor; the first
+ *      three loops of a family and size class above it run serially to be
+ *      timed, and then one loop in eight that would have had a team,
+ *      until sixteen are timed (unless they are long). A loop is only ever
+ *      slowed down, so the figure is the fastest time seen, drifting up
+ *      slowly; and never more than n times what a loop on n threads took;
  *   L  the delay before a woken team takes work, learned from the parallel
  *      loops this process runs, separately for each "gap": the time since
  *      the calling thread's last parallel loop ended, in powers of two of
  *      microseconds (OpenMP's threads spin for a while after a loop, then
  *      sleep, and a CPU left idle long enough may have to be won back);
- *   j  the cost of each thread beyond the second: half the L of the
- *      shortest gap measured (an awake team), unless pinned.
+ *   j  the cost of each thread beyond the second: half the least L
+ *      measured (the team at its quickest), unless pinned.
  *
  * With claimed chunks, n threads take about
  *   T(n) = max(busiest thread's chunks, L + (W - L) / n) + (n - 2) j
@@ -48,12 +50,14 @@
 
 /* Kernel families whose elements cost alike. */
 enum {
-    NORMOPS_COST_ROWS,       /* row normalisations, row divides, Hardmax */
-    NORMOPS_COST_REDUCE,     /* reductions, ArgMax/ArgMin */
-    NORMOPS_COST_EXP_EXACT,  /* exp32/log32/erf32: exact Softmax, LogSoftmax, Sigmoid, Gelu */
-    NORMOPS_COST_EXP_FAST,   /* the fast exponential and erf */
-    NORMOPS_COST_SCAN,       /* CumSum, CumProd */
-    NORMOPS_COST_MOVE,       /* transposes */
+    NORMOPS_COST_ROWS,           /* row normalisations, row divides, Hardmax */
+    NORMOPS_COST_REDUCE,         /* reductions, ArgMax/ArgMin */
+    NORMOPS_COST_SOFTMAX_EXACT,  /* Softmax, LogSoftmax rows, exact */
+    NORMOPS_COST_SOFTMAX_FAST,
+    NORMOPS_COST_MAP_EXACT,      /* element-wise transcendentals: Sigmoid, Gelu, exp32/log32 maps, exact */
+    NORMOPS_COST_MAP_FAST,
+    NORMOPS_COST_SCAN,           /* CumSum, CumProd */
+    NORMOPS_COST_MOVE,           /* transposes */
     NORMOPS_COST_FAMILIES
 };
 #define NORMOPS_GAP_BUCKETS 24   /* gaps < 1 µs, [1, 2) µs, ... [2^21, 2^22) µs, >= 2^22 µs or none */
@@ -76,7 +80,8 @@ enum {
 #define NORMOPS_GAIN_PERCENT 85
 #define NORMOPS_WAKE_PRIOR_NS 5000LL
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
-#define NORMOPS_PROBES 3                      /* ... this many, the fastest taken (a first call is cold) */          /* L before any loop measured it */
+#define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
+#define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */          /* L before any loop measured it */
 
 /* The state shared by every ISA build loaded in the process. Figures are
  * 64-bit integers read and written with relaxed atomics: a lost update
@@ -111,7 +116,7 @@ static inline int normops_set_threads_always(int always) {
 
 /* Costs assumed before a family's first measured loop: a fast machine's
  * (so that a first call errs towards one thread, and gets timed). */
-static const long long normops_cost_prior_ps[NORMOPS_COST_FAMILIES] = {100, 30, 200, 80, 150, 50};
+static const long long normops_cost_prior_ps[NORMOPS_COST_FAMILIES] = {100, 30, 200, 100, 150, 80, 150, 50};
 
 /* ------------------------------------------------------------- the budget
  * How many threads are inside normops's parallel loops right now, summed
@@ -212,6 +217,18 @@ static inline long long normops_wake_estimate(int bucket) {
     return NORMOPS_WAKE_PRIOR_NS;
 }
 
+/* The least L measured for any gap (the prior when none is). */
+static inline long long normops_wake_least(void) {
+    long long least = -1, w;
+    int b;
+    for (b = 0; b < NORMOPS_GAP_BUCKETS; b++) {
+        w = NORMOPS_LOAD(normops_team->wake_ns[b]);
+        if (w >= 0 && (least < 0 || w < least))
+            least = w;
+    }
+    return least >= 0 ? least : NORMOPS_WAKE_PRIOR_NS;
+}
+
 /* A new measurement of L for a gap bucket: its figure becomes the lower
  * median of the last five (of those there are). */
 static inline void normops_wake_learn(int b, long long obs) {
@@ -231,7 +248,7 @@ static inline void normops_wake_learn(int b, long long obs) {
 /* j: pinned, or half an awake team's L. */
 static inline long long normops_join_estimate(void) {
     long long j = NORMOPS_LOAD(normops_team->join_ns);
-    return j >= 0 ? j : normops_wake_estimate(0) / 2;
+    return j >= 0 ? j : normops_wake_least() / 2;
 }
 
 /* Expected time of n threads, in ps (see the top of this file). */
@@ -276,8 +293,10 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
         }
     }
     if (best_t * 100.0 > w * NORMOPS_GAIN_PERCENT) {
-        /* would an awake team (the shortest gap's L) have paid? */
-        l = 1000.0 * (double)normops_wake_estimate(0);
+        /* would a quick team (the least L measured, or the prior if less)
+         * have paid? then the gap's figure is worth measuring again */
+        l = (double)normops_wake_least();
+        l = 1000.0 * (l < NORMOPS_WAKE_PRIOR_NS ? l : (double)NORMOPS_WAKE_PRIOR_NS);
         busiest = (double)((chunks + 1) / 2) * (double)chunk_elements * per_chunk;
         *slow_gap = normops_team_time(2, w, l, busiest, j) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
         return 1;
@@ -296,7 +315,7 @@ typedef struct {
 static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0.0};
 static __thread long long normops_last_region_end_ns = -1;
 static __thread long long normops_last_slow_ns = -1;
-static __thread unsigned normops_serial_sample = 0;
+static __thread unsigned normops_serial_sample = 0, normops_probe_turn = 0;
 
 /* Decide the team of the loop about to run (cap: the requested count,
  * already capped at the chunks). */
@@ -304,7 +323,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                                     int family) {
     long long now, gap;
     double w;
-    int slow, n, bucket;
+    int slow, n, bucket, samples;
     unsigned due;
     normops_plan.active = 0;
     normops_plan.timed = 0;
@@ -318,7 +337,8 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     gap = normops_last_region_end_ns < 0 ? -1 : now - normops_last_region_end_ns;
     bucket = normops_gap_bucket(gap);
     n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, gap, &w, &slow);
-    if (NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)]) < NORMOPS_PROBES
+    samples = NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)]);
+    if ((samples < NORMOPS_PROBES || (samples < NORMOPS_PROBES_MORE && n > 1 && (normops_probe_turn++ & 7) == 0))
         && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_threads_always)
         && w <= (double)NORMOPS_PROBE_MAX_PS) {
         n = 1;  /* timed below: what an element of this family costs here */
@@ -353,11 +373,11 @@ static inline void normops_team_learn(int n, long long took_ns) {
             obs = 1;
         size = normops_size_class(normops_plan.elements);
         old = NORMOPS_LOAD(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size]);
-        if (__atomic_fetch_add(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size], 1, __ATOMIC_RELAXED)
-            < NORMOPS_PROBES)
-            obs = old > 0 && old < obs ? old : obs;  /* the fastest probe */
-        else
-            obs = old + (obs - old) / 4;
+        __atomic_add_fetch(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size], 1, __ATOMIC_RELAXED);
+        /* a loop is only ever slowed (a cold cache, an interrupt, a slow
+         * clock after idle): the fastest so far, drifting up slowly */
+        if (old > 0 && obs > old)
+            obs = old + (obs - old) / 16;
         NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size], obs);
         return;
     }

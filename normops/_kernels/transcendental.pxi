@@ -54,7 +54,7 @@ cdef void map_chunks(int which, const char* x, char* y, Py_ssize_t n, Py_ssize_t
     chunk per thread turn (the bits never depend on which thread)."""
     cdef Py_ssize_t chunks = chunk_count(n), c, start, length
     cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
-                                          exp_family((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_EXP32_FAST))
+                                          map_family((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_EXP32_FAST))
     if threads == 1:
         serial_begin()
         normops_tfunc_map(which, x, y, n)
