@@ -17,9 +17,9 @@
  *      loops this process runs: one in four above a floor; the first
  *      three loops of a family and size class above it run serially to be
  *      timed, and then one loop in eight that would have had a team,
- *      until sixteen are timed (unless they are long). A loop is only ever
- *      slowed down, so the figure is the fastest time seen, drifting up
- *      slowly; and never more than n times what a loop on n threads took;
+ *      until sixteen are timed (unless they are long); the figure is the
+ *      lower median of the last five, and never more than n times what a
+ *      loop on n threads took;
  *   L  the delay before a woken team takes work, learned from the parallel
  *      loops this process runs, separately for each "gap": the time since
  *      the calling thread's last parallel loop ended, in powers of two of
@@ -79,6 +79,7 @@ enum {
 #define NORMOPS_TEAM_FLOOR_PS 2000000LL      /* 2 µs */
 #define NORMOPS_GAIN_PERCENT 85
 #define NORMOPS_WAKE_PRIOR_NS 5000LL
+#define NORMOPS_WAKE_FROM_LOOPS_NS 200000LL    /* L is learned from loops the team helped up to this W */
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */          /* L before any loop measured it */
@@ -89,6 +90,7 @@ enum {
 typedef struct {
     int in_use;                    /* threads inside parallel loops now (the budget) */
     long long ps_per_element[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];  /* 0: not measured */
+    long long cost_seen[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES][NORMOPS_WAKE_SEEN];
     int cost_samples[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
     int cost_pinned[NORMOPS_COST_FAMILIES];
     long long wake_ns[NORMOPS_GAP_BUCKETS];   /* L by gap; -1: not measured */
@@ -100,7 +102,7 @@ typedef struct {
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
-    0, {{{0}}}, {{{0}}}, {0},
+    0, {{{0}}}, {{{{0}}}}, {{{0}}}, {0},
     {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
     {{0}}, {0}, 0, -1, {0}};
 static normops_team_state* normops_team = &normops_team_own;
@@ -229,20 +231,26 @@ static inline long long normops_wake_least(void) {
     return least >= 0 ? least : NORMOPS_WAKE_PRIOR_NS;
 }
 
-/* A new measurement of L for a gap bucket: its figure becomes the lower
- * median of the last five (of those there are). */
-static inline void normops_wake_learn(int b, long long obs) {
-    unsigned k = __atomic_fetch_add(&normops_team->wake_count[b], 1u, __ATOMIC_RELAXED);
+/* Record the k-th measurement (0-based) in a ring of the last
+ * NORMOPS_WAKE_SEEN and return their lower median: a figure that one
+ * loop the host or a cold cache happened to slow does not decide alone. */
+static inline long long normops_median_learn(long long* seen_ring, unsigned k, long long obs) {
     long long seen[NORMOPS_WAKE_SEEN], v;
     int n = k + 1 < NORMOPS_WAKE_SEEN ? (int)k + 1 : NORMOPS_WAKE_SEEN, i, q;
-    NORMOPS_STORE(normops_team->wake_seen[b][k % NORMOPS_WAKE_SEEN], obs);
+    NORMOPS_STORE(seen_ring[k % NORMOPS_WAKE_SEEN], obs);
     for (i = 0; i < n; i++) {  /* insertion sort of at most five */
-        v = NORMOPS_LOAD(normops_team->wake_seen[b][i]);
+        v = NORMOPS_LOAD(seen_ring[i]);
         for (q = i; q > 0 && seen[q - 1] > v; q--)
             seen[q] = seen[q - 1];
         seen[q] = v;
     }
-    NORMOPS_STORE(normops_team->wake_ns[b], seen[(n - 1) / 2]);
+    return seen[(n - 1) / 2];
+}
+
+/* A new measurement of L for a gap bucket. */
+static inline void normops_wake_learn(int b, long long obs) {
+    unsigned k = __atomic_fetch_add(&normops_team->wake_count[b], 1u, __ATOMIC_RELAXED);
+    NORMOPS_STORE(normops_team->wake_ns[b], normops_median_learn(normops_team->wake_seen[b], k, obs));
 }
 
 /* j: pinned, or half an awake team's L. */
@@ -363,6 +371,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
 /* Learn from the loop that just ended, took_ns long, on n threads. */
 static inline void normops_team_learn(int n, long long took_ns) {
     long long old, obs, j;
+    unsigned k;
     double w_ns = normops_plan.w_ps / 1000.0, t;
     int b = normops_plan.bucket, family = normops_plan.family, size;
     if (n <= 1) {
@@ -372,13 +381,10 @@ static inline void normops_team_learn(int n, long long took_ns) {
         if (obs < 1)
             obs = 1;
         size = normops_size_class(normops_plan.elements);
-        old = NORMOPS_LOAD(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size]);
-        __atomic_add_fetch(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size], 1, __ATOMIC_RELAXED);
-        /* a loop is only ever slowed (a cold cache, an interrupt, a slow
-         * clock after idle): the fastest so far, drifting up slowly */
-        if (old > 0 && obs > old)
-            obs = old + (obs - old) / 16;
-        NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size], obs);
+        k = (unsigned)__atomic_fetch_add(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size], 1,
+                                         __ATOMIC_RELAXED);
+        NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size],
+                      normops_median_learn(normops_team->cost_seen[NORMOPS_THIS_LEVEL][family][size], k, obs));
         return;
     }
     /* n threads did the work in took_ns: W is at most n times that */
@@ -393,9 +399,14 @@ static inline void normops_team_learn(int n, long long took_ns) {
     }
     if (NORMOPS_LOAD(normops_team->wake_pinned))
         return;
-    /* invert T = L + (W - L) / n + (n - 2) j, or T = L when the caller did all */
+    /* invert T = L + (W - L) / n + (n - 2) j, or T = L when the caller did
+     * all. A long loop that the team did help says little about L: what
+     * it lost to the team is mostly shared caches and memory bandwidth,
+     * which would read as a wake-up proportional to the work. */
     j = normops_join_estimate();
     t = (double)took_ns - (double)((n - 2) * j);
+    if (t < w_ns && w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS)
+        return;
     obs = t >= w_ns ? (long long)t : (long long)((n * t - w_ns) / (n - 1));
     if (obs < 0)
         obs = 0;
