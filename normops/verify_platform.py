@@ -232,8 +232,8 @@ def build(work, *, openmp=True, extra_flags=()):
     try:
         import Cython
     except ImportError:
-        raise PlatformError("Cython is not installed: pip install 'Cython>=3.1' "
-                            "(a dependency of normops; verify-platform compiles the kernels)") from None
+        raise PlatformError("Cython is not installed: pip install 'normops[verify]' "
+                            "(verify-platform compiles the kernels)") from None
     key = hashlib.sha256()
     for path in _kernel_sources(pkg):
         key.update(path.name.encode() + b"\0" + path.read_bytes())
