@@ -2,9 +2,9 @@
 executable specification and NumPy's sequential products, every dtype,
 thread count and ISA level; special values and wrap-around; the NumPy-style
 cumprod against NumPy; errors; the ONNX node cases. Also the column chunks
-of long lines over a short outer extent (docs/design.md, "Column chunks for
-long lines"), for CumSum and CumProd:
-the same bits for 1..8 threads."""
+of long lines over a short outer extent (docs/performance-analysis.md,
+"Kernel techniques", "Column chunks for long lines"), for CumSum and
+CumProd: the same bits for 1..8 threads."""
 import numpy as np
 import pytest
 
