@@ -13,10 +13,7 @@ import normops  # noqa: E402
 import normops.dask as nd  # noqa: E402
 from normops import InvalidInputError, UnsupportedError  # noqa: E402
 
-
-def same_bits(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+from bits import assert_same_bits, same_bits  # noqa: E402
 
 
 RNG = np.random.default_rng(11)
@@ -243,12 +240,6 @@ def long_data(shape, dtype, near_one=False, seed=0):
     return x.astype(dtype)
 
 
-def assert_same(got, want, what):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, what
-    assert got.tobytes() == want.tobytes(), what
-
-
 # (shape, axis, chunkings): aligned, misaligned, chunks of one, larger than the array
 LONG_CASES = [
     ((LONG + 12345,), 0, [(BLOCK,), (3 * BLOCK,), (100_003,), (1 << 22,)]),
@@ -277,7 +268,7 @@ def test_long_reductions_give_the_in_memory_bits(shape, axis, chunks):
         data = x if name in ("max", "min") else near if name == "prod" else clean
         X = da.from_array(data, chunks=chunks)
         lazy = getattr(nd, name)(X, axis=axis)
-        assert_same(lazy.compute(scheduler="threads"), getattr(normops, name)(data, axis=axis), (name, chunks))
+        assert_same_bits(lazy.compute(scheduler="threads"), getattr(normops, name)(data, axis=axis), (name, chunks))
 
 
 def test_long_route_keeps_chunks_and_aligns_them():
@@ -320,11 +311,13 @@ def test_long_reductions_of_every_dtype(dtype):
             data = long_data(shape, dtype, near_one=True) if name == "prod" and dtype.kind == "f" else x
             X = da.from_array(data, chunks=(150_001, 2))
             want = getattr(normops, name)(data, axis=axis)
-            assert_same(getattr(nd, name)(X, axis=axis).compute(scheduler="threads"), want, (name, axis))
+            assert_same_bits(getattr(nd, name)(X, axis=axis).compute(scheduler="threads"), want, (name, axis))
     X = da.from_array(x, chunks=(150_001, 2))
     if dtype.kind == "f":
-        assert_same(nd.sum(X, axis=0, dtype=np.float64).compute(), normops.sum(x, axis=0, dtype=np.float64), "dtype=")
-        assert_same(nd.mean(X, axis=0, keepdims=True).compute(), normops.mean(x, axis=0, keepdims=True), "keepdims")
+        assert_same_bits(nd.sum(X, axis=0, dtype=np.float64).compute(), normops.sum(x, axis=0, dtype=np.float64),
+                         "dtype=")
+        assert_same_bits(nd.mean(X, axis=0, keepdims=True).compute(), normops.mean(x, axis=0, keepdims=True),
+                         "keepdims")
 
 
 def test_long_reductions_of_special_values():
@@ -337,11 +330,11 @@ def test_long_reductions_of_special_values():
     for data in (x, y):
         X = da.from_array(data, chunks=(200_000, 2))
         for name in REDUCTIONS:
-            assert_same(getattr(nd, name)(X, axis=0).compute(), getattr(normops, name)(data, axis=0), name)
+            assert_same_bits(getattr(nd, name)(X, axis=0).compute(), getattr(normops, name)(data, axis=0), name)
     z = np.zeros(LONG + 5, np.float32)
     z[::2] = -0.0
     for name in ("max", "min", "sum", "prod"):  # signed zeros: the earliest winner, +0 sums
-        assert_same(getattr(nd, name)(da.from_array(z, chunks=70_000)).compute(), getattr(normops, name)(z), name)
+        assert_same_bits(getattr(nd, name)(da.from_array(z, chunks=70_000)).compute(), getattr(normops, name)(z), name)
 
 
 # ------------------------------------------------------------ arg-reductions
@@ -360,19 +353,19 @@ def test_argmax_argmin_give_the_in_memory_index(chunks):
             for keepdims in (False, True):
                 want = getattr(normops, name)(x, axis=axis, keepdims=keepdims)
                 got = getattr(nd, name)(X, axis=axis, keepdims=keepdims).compute(scheduler="threads")
-                assert_same(got, want, (name, axis, keepdims))
+                assert_same_bits(got, want, (name, axis, keepdims))
     for dtype in (np.float16, np.int8, np.bool_, np.float64):
         y = (x > 0).astype(dtype) if dtype is np.bool_ else np.nan_to_num(x).astype(dtype)
         for axis in (None, 1):
-            assert_same(nd.argmax(da.from_array(y, chunks=chunks), axis=axis).compute(),
-                        normops.argmax(y, axis=axis), (dtype, axis))
+            assert_same_bits(nd.argmax(da.from_array(y, chunks=chunks), axis=axis).compute(),
+                             normops.argmax(y, axis=axis), (dtype, axis))
 
 
 def test_argmax_of_a_long_sequence_and_errors():
     x = long_data(LONG + 3, np.float32)
     x[[5, 800_000]] = 50.0
-    assert_same(nd.argmax(da.from_array(x, chunks=100_000)).compute(), normops.argmax(x), "first of ties")
-    assert_same(nd.argmin(da.from_array(x, chunks=1 << 21)).compute(), normops.argmin(x), "one chunk")
+    assert_same_bits(nd.argmax(da.from_array(x, chunks=100_000)).compute(), normops.argmax(x), "first of ties")
+    assert_same_bits(nd.argmin(da.from_array(x, chunks=1 << 21)).compute(), normops.argmin(x), "one chunk")
     with pytest.raises(InvalidInputError, match="empty"):
         nd.argmax(da.zeros((0, 3), chunks=2), axis=0)
     with pytest.raises(InvalidInputError, match="axis"):
@@ -395,20 +388,20 @@ def test_cumsum_cumprod_give_the_in_memory_bits(chunks):
         X = da.from_array(data, chunks=chunks)
         f = getattr(normops.cumulative, name)
         for axis in (0, 1, -1, None):
-            assert_same(getattr(nd, name)(X, axis=axis).compute(scheduler="threads"), f(data, axis=axis),
-                        (name, axis))
+            assert_same_bits(getattr(nd, name)(X, axis=axis).compute(scheduler="threads"), f(data, axis=axis),
+                             (name, axis))
     X = da.from_array(x, chunks=chunks)
     for dtype in (np.float16, np.float64, np.int8):
-        assert_same(nd.cumsum(X, axis=0, dtype=dtype).compute(), normops.cumsum(x, axis=0, dtype=dtype), dtype)
+        assert_same_bits(nd.cumsum(X, axis=0, dtype=dtype).compute(), normops.cumsum(x, axis=0, dtype=dtype), dtype)
     for dtype in (np.float16, np.int32, np.bool_, np.uint16):
         y = (x > 0) if dtype is np.bool_ else np.nan_to_num(x).astype(dtype)
-        assert_same(nd.cumsum(da.from_array(y, chunks=chunks), axis=0).compute(), normops.cumsum(y, axis=0), dtype)
+        assert_same_bits(nd.cumsum(da.from_array(y, chunks=chunks), axis=0).compute(), normops.cumsum(y, axis=0), dtype)
 
 
 def test_cumsum_of_a_long_axis_is_a_chain_of_carries():
     x = long_data((LONG + 11, 2), np.float32)
     X = da.from_array(x, chunks=(100_000, 1))
-    assert_same(nd.cumsum(X, axis=0).compute(), normops.cumsum(x, axis=0), "long")
+    assert_same_bits(nd.cumsum(X, axis=0).compute(), normops.cumsum(x, axis=0), "long")
     with pytest.raises(UnsupportedError, match="'out'"):
         nd.cumsum(X, out=np.zeros(3))
     with pytest.raises(InvalidInputError, match="axis"):
@@ -424,12 +417,12 @@ def test_long_routes_on_a_local_cluster():
         s, s_all, lse, mx, am, cs = client.compute(
             [nd.sum(X, axis=0, n_threads=1), nd.sum(X, n_threads=1), nd.logsumexp(X, axis=0, n_threads=1),
              nd.max(X, axis=0), nd.argmax(X, axis=0), nd.cumsum(X, axis=0, n_threads=1)], sync=True)
-    assert_same(s, normops.sum(x, axis=0), "sum")
-    assert_same(s_all, normops.sum(x), "sum of all")
-    assert_same(lse, normops.logsumexp(x, axis=0), "logsumexp")
-    assert_same(mx, normops.max(x, axis=0), "max")
-    assert_same(am, normops.argmax(x, axis=0), "argmax")
-    assert_same(cs, normops.cumsum(x, axis=0), "cumsum")
+    assert_same_bits(s, normops.sum(x, axis=0), "sum")
+    assert_same_bits(s_all, normops.sum(x), "sum of all")
+    assert_same_bits(lse, normops.logsumexp(x, axis=0), "logsumexp")
+    assert_same_bits(mx, normops.max(x, axis=0), "max")
+    assert_same_bits(am, normops.argmax(x, axis=0), "argmax")
+    assert_same_bits(cs, normops.cumsum(x, axis=0), "cumsum")
 
 
 # ------------------------------------------------ ONNX-named reductions, scans
@@ -456,12 +449,12 @@ def test_onnx_reductions_give_the_in_memory_bits(chunks, dtype):
                         f(X, axes, keepdims=keepdims)
                     continue
                 got = np.asarray(f(X, axes, keepdims=keepdims).compute(scheduler="threads"))
-                assert_same(got, want, (name, axes, keepdims))
+                assert_same_bits(got, want, (name, axes, keepdims))
         # the opset where axes were an attribute, and noop_with_empty_axes
         want = np.asarray(g(x, [1], keepdims=0, opset=11))
-        assert_same(f(X, [1], keepdims=0, opset=11).compute(), want, (name, "opset 11"))
+        assert_same_bits(f(X, [1], keepdims=0, opset=11).compute(), want, (name, "opset 11"))
         want = np.asarray(g(x, [], noop_with_empty_axes=1))
-        assert_same(f(X, [], noop_with_empty_axes=1).compute(), want, (name, "noop"))
+        assert_same_bits(f(X, [], noop_with_empty_axes=1).compute(), want, (name, "noop"))
 
 
 @pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_prod", "reduce_log_sum_exp"])
@@ -472,11 +465,11 @@ def test_onnx_long_reductions_take_the_block_route(name, results_of):
     for chunks, axes in (((100_003, 2), [0]), ((2 * BLOCK, 5), np.array([0, 1]))):
         X = da.from_array(data, chunks=chunks)
         got = getattr(nd.ops, name)(X, axes, keepdims=0)
-        assert_same(got.compute(scheduler="threads"), getattr(normops.ops, name)(data, axes, keepdims=0), chunks)
+        assert_same_bits(got.compute(scheduler="threads"), getattr(normops.ops, name)(data, axes, keepdims=0), chunks)
     assert taken == [True, True]
     # ReduceMax's rule (NaN only when first) does not combine from blocks: whole axes
     got = nd.ops.reduce_max(da.from_array(data, chunks=(100_003, 5)), [0])
-    assert_same(got.compute(), normops.ops.reduce_max(data, [0]), "ReduceMax")
+    assert_same_bits(got.compute(), normops.ops.reduce_max(data, [0]), "ReduceMax")
     assert taken == [True, True]
 
 
@@ -496,9 +489,9 @@ def test_long_logsumexp_fast_takes_the_fast_exponential():
         pytest.fail("no term found whose flavours differ in the result")
     X = da.from_array(x, chunks=(100_003,))
     for mode in ("exact", "fast"):
-        assert_same(nd.logsumexp(X, mode=mode).compute(), normops.logsumexp(x, mode=mode), mode)
-        assert_same(nd.ops.reduce_log_sum_exp(X, [0], mode=mode).compute(),
-                    normops.ops.reduce_log_sum_exp(x, [0], mode=mode), mode)
+        assert_same_bits(nd.logsumexp(X, mode=mode).compute(), normops.logsumexp(x, mode=mode), mode)
+        assert_same_bits(nd.ops.reduce_log_sum_exp(X, [0], mode=mode).compute(),
+                         normops.ops.reduce_log_sum_exp(x, [0], mode=mode), mode)
 
 
 def test_onnx_arg_reductions_and_scans_give_the_in_memory_bits():
@@ -513,15 +506,15 @@ def test_onnx_arg_reductions_and_scans_give_the_in_memory_bits():
                 for keepdims in (0, 1):
                     for last in (0, 1):
                         got = f(X, axis=axis, keepdims=keepdims, select_last_index=last)
-                        assert_same(got.compute(), g(x, axis=axis, keepdims=keepdims, select_last_index=last),
-                                    (chunks, axis, keepdims, last))
+                        assert_same_bits(got.compute(), g(x, axis=axis, keepdims=keepdims, select_last_index=last),
+                                         (chunks, axis, keepdims, last))
         for f, g in ((nd.ops.cum_sum, normops.ops.cum_sum), (nd.ops.cum_prod, normops.ops.cum_prod)):
             for axis in (0, np.array(1), np.array([-1], np.int32)):
                 for exclusive in (0, 1):
                     for reverse in (0, 1):
                         got = f(X, axis, exclusive=exclusive, reverse=reverse)
-                        assert_same(got.compute(), g(x, axis, exclusive=exclusive, reverse=reverse),
-                                    (chunks, axis, exclusive, reverse))
+                        assert_same_bits(got.compute(), g(x, axis, exclusive=exclusive, reverse=reverse),
+                                         (chunks, axis, exclusive, reverse))
     assert nd.ops.arg_max.__name__ == "arg_max" and nd.ops.reduce_l2.__qualname__ == "ops.reduce_l2"
 
 

@@ -20,16 +20,12 @@ import normops.ops
 import normops.reference
 from normops import InvalidInputError, UnsupportedError
 
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+from bits import UINT, bits
+
 RNG = np.random.default_rng(20261130)
 FLOATS = [np.float32, np.float64]
 # (cum_named, the named CumSum/CumProd route, calls cum_direct in C: spied on itself)
 DIRECT_ENTRIES = ("reduce_direct", "arg_direct", "cum_direct", "cum_named")
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.view(UINT[a.dtype.itemsize])
 
 
 class Routes:

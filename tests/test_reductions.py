@@ -16,6 +16,8 @@ from normops import InvalidInputError, UnsupportedError
 from normops.reference import _reduce as spec
 from normops.reference import sum16
 
+from bits import assert_same_bits, bits
+
 try:
     import ml_dtypes
 
@@ -26,22 +28,7 @@ except ImportError:  # optional dependency
 OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]
 FLOATS = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)] + ([BF16] if BF16 else [])
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 RNG = np.random.default_rng(20261129)
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.view(UINT[a.dtype.itemsize])
-
-
-def assert_same_bits(got, want, label=""):
-    assert got.dtype == want.dtype, f"{label}: dtype {got.dtype} != {want.dtype}"
-    assert got.shape == want.shape, f"{label}: shape {got.shape} != {want.shape}"
-    bad = np.argwhere(bits(got) != bits(want))
-    if bad.size:
-        i = tuple(bad[0])
-        raise AssertionError(f"{label}: {len(bad)} of {got.size} differ; first at {i}: {got[i]!r} != {want[i]!r}")
 
 
 def run(op, x, axes=None, opset=None, **kw):
