@@ -8,6 +8,7 @@ import pytest
 import normops
 import normops._isa as isa
 from normops import InvalidInputError, UnsupportedError
+from normops._spec import BLOCK_TERMS, LONG_TERMS
 
 from bits import assert_same_bits
 
@@ -211,7 +212,7 @@ def test_long_sequences_threads_and_isa_levels(dtype):
     """At least 2^20 terms: blocks of 2^16 on several threads, combined; the
     index is the one sequential scan gives."""
     rng = np.random.default_rng(9)
-    n = (1 << 20) + 4321
+    n = LONG_TERMS + 4321
     x = _long_sequence(rng, dtype, n)
     for op in ARG_OPS:
         for last in (0, 1):
@@ -241,21 +242,21 @@ def test_long_columns_in_blocks(dtype):
     per tile, combined keeping the earliest winner; the index is the one
     sequential scan gives, on every thread count."""
     rng = np.random.default_rng(11)
-    n = (1 << 20) + 777
+    n = LONG_TERMS + 777
     cols = [_long_sequence(rng, dtype, n) for _ in range(3)]
     if dtype.kind == "f":
         cols[1][0] = np.nan                       # a NaN first: index 0
-        cols[2][:1 << 16] = 0                     # block 0 without NaN or a winner,
-        cols[2][1 << 16] = np.nan                 # a NaN leading block 1, the first inf after it
-        cols[2][(1 << 16) + 9] = np.inf
-        cols[2][(5 << 16):(6 << 16)] = np.nan     # and a block of NaN only
+        cols[2][:BLOCK_TERMS] = 0                          # block 0 without NaN or a winner,
+        cols[2][BLOCK_TERMS] = np.nan                      # a NaN leading block 1, the first inf after it
+        cols[2][BLOCK_TERMS + 9] = np.inf
+        cols[2][5 * BLOCK_TERMS:6 * BLOCK_TERMS] = np.nan  # and a block of NaN only
     x = np.stack(cols, 1)
     for op in ARG_OPS:
         for last in (0, 1):
             attrs = {"axis": 0, "select_last_index": last}
             want = normops.reference.run(op, [x], attrs)[0]
             if op == "ArgMax" and last == 0 and dtype.kind == "f":
-                assert want.ravel().tolist() == [70_000, 0, (1 << 16) + 9]
+                assert want.ravel().tolist() == [70_000, 0, BLOCK_TERMS + 9]
             for level in isa.available_levels():
                 with isa.use(level):
                     for t in (1, 2, 3, 8):
@@ -368,21 +369,21 @@ def test_long_columns_narrow_strips(dtype, inner):
     placed in different blocks and phases."""
     dtype = np.dtype(dtype)
     rng = np.random.default_rng([inner, dtype.itemsize])
-    n = (1 << 20) + 3
+    n = LONG_TERMS + 3
     x = data(rng, (n, inner), dtype, specials=False)
     x[rng.integers(0, n, 200), rng.integers(0, inner, 200)] = np.nan
     x[0, 0] = np.nan                                   # column 0: a NaN first wins
     x[[9, 70_001, 700_002, n - 1], 1] = np.inf         # column 1: ties in different blocks and phases
     x[:, 2] = np.nan                                   # column 2: NaN only
-    x[1 << 16, 3] = np.nan                             # column 3: a NaN leading block 1,
-    x[(1 << 16) + 6, 3] = np.inf                       # the winner just after it
+    x[BLOCK_TERMS, 3] = np.nan                         # column 3: a NaN leading block 1,
+    x[BLOCK_TERMS + 6, 3] = np.inf                     # the winner just after it
     x[:, 4] = np.where(np.arange(n) % 2 == 0, -0.0, 0.0)   # column 4: zeros of both signs
     for op in ARG_OPS:
         for last in (0, 1):
             attrs = {"axis": 0, "keepdims": 0, "select_last_index": last}
             want = normops.reference.run(op, [x], attrs)[0]
             if op == "ArgMax":
-                assert want[:5].tolist() == [0, n - 1 if last else 9, 0, (1 << 16) + 6, n - 1 if last else 0]
+                assert want[:5].tolist() == [0, n - 1 if last else 9, 0, BLOCK_TERMS + 6, n - 1 if last else 0]
             for level in isa.available_levels():
                 with isa.use(level):
                     for t in (1, 2, 3):

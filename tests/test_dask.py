@@ -12,6 +12,7 @@ import dask  # noqa: E402
 import normops  # noqa: E402
 import normops.dask as nd  # noqa: E402
 from normops import InvalidInputError, UnsupportedError  # noqa: E402
+from normops._spec import BLOCK_TERMS, LONG_TERMS  # noqa: E402
 
 from bits import assert_same_bits, same_bits  # noqa: E402
 
@@ -230,10 +231,6 @@ def test_reduction_errors_at_graph_construction():
 
 # ------------------------------------------- long reductions: the blocked route
 
-LONG = 1 << 20
-BLOCK = 1 << 16
-
-
 def long_data(shape, dtype, near_one=False, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.uniform(0.9995, 1.0005, shape) if near_one else rng.standard_normal(shape) * 3
@@ -242,13 +239,13 @@ def long_data(shape, dtype, near_one=False, seed=0):
 
 # (shape, axis, chunkings): aligned, misaligned, chunks of one, larger than the array
 LONG_CASES = [
-    ((LONG + 12345,), 0, [(BLOCK,), (3 * BLOCK,), (100_003,), (1 << 22,)]),
-    ((LONG + 3 * BLOCK + 7, 5), 0, [(2 * BLOCK, 5), (100_003, 2), (99_999, 1), (1 << 22, 5)]),
-    ((3, LONG + 5), 1, [(1, 300_000), (2, BLOCK), (3, 1 << 21)]),
-    ((17, 3, BLOCK), (0, 2), [(1, 3, BLOCK), (5, 2, 1000), (20, 3, BLOCK)]),        # unit 1: chunks of one
-    ((4097, 3, 256), (0, 2), [(1000, 2, 128), (300, 3, 256)]),                       # row layout, unit 256
-    ((2053, 512, 3), (0, 1), [(100, 512, 3), (700, 100, 2)]),                        # column layout, unit 128
-    ((LONG // 3 + 11, 3), None, [(50_000, 3), (50_000, 2), (1 << 20, 3)]),          # all axes
+    ((LONG_TERMS + 12345,), 0, [(BLOCK_TERMS,), (3 * BLOCK_TERMS,), (100_003,), (1 << 22,)]),
+    ((LONG_TERMS + 3 * BLOCK_TERMS + 7, 5), 0, [(2 * BLOCK_TERMS, 5), (100_003, 2), (99_999, 1), (1 << 22, 5)]),
+    ((3, LONG_TERMS + 5), 1, [(1, 300_000), (2, BLOCK_TERMS), (3, 1 << 21)]),
+    ((17, 3, BLOCK_TERMS), (0, 2), [(1, 3, BLOCK_TERMS), (5, 2, 1000), (20, 3, BLOCK_TERMS)]),  # unit 1: chunks of one
+    ((4097, 3, 256), (0, 2), [(1000, 2, 128), (300, 3, 256)]),                                  # row layout, unit 256
+    ((2053, 512, 3), (0, 1), [(100, 512, 3), (700, 100, 2)]),                                   # column layout, unit 128
+    ((LONG_TERMS // 3 + 11, 3), None, [(50_000, 3), (50_000, 2), (1 << 20, 3)]),                # all axes
 ]
 
 
@@ -272,24 +269,24 @@ def test_long_reductions_give_the_in_memory_bits(shape, axis, chunks):
 
 
 def test_long_route_keeps_chunks_and_aligns_them():
-    x = da.zeros((LONG + 3 * BLOCK + 7, 5), chunks=(100_003, 2), dtype=np.float32)
+    x = da.zeros((LONG_TERMS + 3 * BLOCK_TERMS + 7, 5), chunks=(100_003, 2), dtype=np.float32)
     plan = nd._long_plan(x.shape, frozenset({0}))
-    assert (plan.split, plan.unit, plan.column) == (0, BLOCK, True)
+    assert (plan.split, plan.unit, plan.column) == (0, BLOCK_TERMS, True)
     aligned = nd._aligned(x, plan)
     assert aligned.chunks[1] == (2, 3)  # the kept axis: its chunk of one merged (the layout guard)
     assert max(aligned.chunks[0]) < x.shape[0]  # never the whole axis
-    assert all(c % BLOCK == 0 for c in aligned.chunks[0][:-1])
+    assert all(c % BLOCK_TERMS == 0 for c in aligned.chunks[0][:-1])
     # only the boundaries move: 100003 * k rounded to the nearest block boundary
-    assert nd._on_block_boundaries((100_003,) * 3, BLOCK) == (131072, 65536, 103401)
+    assert nd._on_block_boundaries((100_003,) * 3, BLOCK_TERMS) == (131072, 65536, 103401)
     assert nd._on_block_boundaries((1,) * 5, 1) == (1,) * 5
     assert nd._on_block_boundaries((10, 10), 64) == (20,)
     # all axes of a C-ordered array: the trailing axes are made whole, the first is cut
-    y = da.zeros((LONG // 3 + 11, 3), chunks=(50_000, 2), dtype=np.float32)
+    y = da.zeros((LONG_TERMS // 3 + 11, 3), chunks=(50_000, 2), dtype=np.float32)
     plan = nd._long_plan(y.shape, frozenset({0, 1}))
-    assert (plan.split, plan.per_unit, plan.unit, plan.column) == (0, 3, BLOCK, False)
+    assert (plan.split, plan.per_unit, plan.unit, plan.column) == (0, 3, BLOCK_TERMS, False)
     assert nd._aligned(y, plan).chunks[1] == (3,)
     # short sequences, or one unit as long as the axis: the whole-axis route
-    assert nd._long_plan((LONG - 1, 4), frozenset({0})) is None
+    assert nd._long_plan((LONG_TERMS - 1, 4), frozenset({0})) is None
     assert nd._long_plan((1000, 1001), frozenset({0, 1})) is None  # 1001 terms per row: unit 2^16 rows
 
 
@@ -299,7 +296,7 @@ def test_long_reductions_of_every_dtype(dtype):
         ml_dtypes = pytest.importorskip("ml_dtypes")
         dtype = ml_dtypes.bfloat16
     dtype = np.dtype(dtype)
-    shape = (LONG + 777, 3)
+    shape = (LONG_TERMS + 777, 3)
     if dtype.kind in "iub":
         x = np.random.default_rng(5).integers(0, 2 if dtype.kind == "b" else 100, shape).astype(dtype)
     else:
@@ -321,7 +318,7 @@ def test_long_reductions_of_every_dtype(dtype):
 
 
 def test_long_reductions_of_special_values():
-    x = long_data((LONG + 99, 2), np.float32)
+    x = long_data((LONG_TERMS + 99, 2), np.float32)
     x[5000, 0] = np.inf
     x[700_000, 0] = -np.inf  # inf - inf: NaN in the sum of column 0
     x[3, 1] = np.inf         # +inf maximum: logsumexp gives it as it is
@@ -331,7 +328,7 @@ def test_long_reductions_of_special_values():
         X = da.from_array(data, chunks=(200_000, 2))
         for name in REDUCTIONS:
             assert_same_bits(getattr(nd, name)(X, axis=0).compute(), getattr(normops, name)(data, axis=0), name)
-    z = np.zeros(LONG + 5, np.float32)
+    z = np.zeros(LONG_TERMS + 5, np.float32)
     z[::2] = -0.0
     for name in ("max", "min", "sum", "prod"):  # signed zeros: the earliest winner, +0 sums
         assert_same_bits(getattr(nd, name)(da.from_array(z, chunks=70_000)).compute(), getattr(normops, name)(z), name)
@@ -362,7 +359,7 @@ def test_argmax_argmin_give_the_in_memory_index(chunks):
 
 
 def test_argmax_of_a_long_sequence_and_errors():
-    x = long_data(LONG + 3, np.float32)
+    x = long_data(LONG_TERMS + 3, np.float32)
     x[[5, 800_000]] = 50.0
     assert_same_bits(nd.argmax(da.from_array(x, chunks=100_000)).compute(), normops.argmax(x), "first of ties")
     assert_same_bits(nd.argmin(da.from_array(x, chunks=1 << 21)).compute(), normops.argmin(x), "one chunk")
@@ -399,7 +396,7 @@ def test_cumsum_cumprod_give_the_in_memory_bits(chunks):
 
 
 def test_cumsum_of_a_long_axis_is_a_chain_of_carries():
-    x = long_data((LONG + 11, 2), np.float32)
+    x = long_data((LONG_TERMS + 11, 2), np.float32)
     X = da.from_array(x, chunks=(100_000, 1))
     assert_same_bits(nd.cumsum(X, axis=0).compute(), normops.cumsum(x, axis=0), "long")
     with pytest.raises(UnsupportedError, match="'out'"):
@@ -410,7 +407,7 @@ def test_cumsum_of_a_long_axis_is_a_chain_of_carries():
 
 def test_long_routes_on_a_local_cluster():
     distributed = pytest.importorskip("distributed")
-    x = long_data((LONG + 4321, 3), np.float32)
+    x = long_data((LONG_TERMS + 4321, 3), np.float32)
     X = da.from_array(x, chunks=(123_457, 2))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
@@ -460,9 +457,9 @@ def test_onnx_reductions_give_the_in_memory_bits(chunks, dtype):
 @pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_prod", "reduce_log_sum_exp"])
 def test_onnx_long_reductions_take_the_block_route(name, results_of):
     taken = results_of(nd, "_long_route")
-    data = long_data((LONG + 3 * BLOCK + 7, 5), np.float32, near_one=name == "reduce_prod")
+    data = long_data((LONG_TERMS + 3 * BLOCK_TERMS + 7, 5), np.float32, near_one=name == "reduce_prod")
     data[12345, 1] = np.nan
-    for chunks, axes in (((100_003, 2), [0]), ((2 * BLOCK, 5), np.array([0, 1]))):
+    for chunks, axes in (((100_003, 2), [0]), ((2 * BLOCK_TERMS, 5), np.array([0, 1]))):
         X = da.from_array(data, chunks=chunks)
         got = getattr(nd.ops, name)(X, axes, keepdims=0)
         assert_same_bits(got.compute(scheduler="threads"), getattr(normops.ops, name)(data, axes, keepdims=0), chunks)

@@ -21,6 +21,7 @@ import normops
 import normops._isa
 import normops.reference
 from normops import InvalidInputError, UnsupportedError
+from normops._spec import ROW_CHUNK_ELEMENTS
 
 from bits import UINT, assert_same_bits, bits
 
@@ -422,7 +423,8 @@ def parallel_even_when_small():
 @pytest.mark.parametrize("op", OPS)
 def test_small_inputs_on_the_parallel_path(op, parallel_even_when_small):
     rng = np.random.default_rng([OPSET[op], 77])
-    for shape in [(2, 1), (9, 3), (5, 16384), (3, 16385), (300, 57), (17, 1000), (1025, 16)]:
+    for shape in [(2, 1), (9, 3), (5, ROW_CHUNK_ELEMENTS), (3, ROW_CHUNK_ELEMENTS + 1), (300, 57), (17, 1000),
+                  (1025, 16)]:
         dtype = np.dtype(rng.choice([np.float32, np.float64, np.float16]))
         inputs = make_inputs(op, rng, shape, 1, dtype, special=True)
         want = normops.reference.run(op, inputs, {"axis": 1}, opset=OPSET[op])

@@ -11,6 +11,7 @@ import pytest
 import normops
 import normops._isa as isa
 from normops import InvalidInputError, UnsupportedError
+from normops._spec import ROW_CHUNK_ELEMENTS
 
 from bits import assert_same_bits
 
@@ -631,7 +632,7 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
     try:
         for cols, chunks, threads in ([(c, 2, (1, 2)) for c in (1, 7, 16, 17, 64, 127, 128, 129, 511, 512, 513, 1040)]
                                       + [(c, 9, range(1, 9)) for c in (17, 600)]):
-            rows = 16384 // cols * (chunks - 1) + 5
+            rows = ROW_CHUNK_ELEMENTS // cols * (chunks - 1) + 5
             for dtype in dtypes if chunks == 2 else dtypes[::2]:
                 x = special_rows(rng, rows, cols, dtype)
                 want = normops.reference.run(op, [x])[0]
