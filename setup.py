@@ -55,7 +55,7 @@ if _wanted:
 # NORMOPS_SANITIZE=address,undefined (any -fsanitize= list) builds the
 # kernels for the sanitizers: -O1 keeps the reports' stacks readable and the
 # build quick, and a runtime error of UBSan stops the process instead of
-# printing and going on. How to run the tests under it: docs/design.md,
+# printing and going on. How to run the tests under it: CONTRIBUTING.md,
 # "Sanitizer build".
 SANITIZE = os.environ.get("NORMOPS_SANITIZE", "").strip()
 if SANITIZE:

@@ -19,8 +19,8 @@ def _wait_policy():
     normops leaves libgomp's default (spin for a while, then sleep):
     setting ``OMP_WAIT_POLICY=passive`` made 2-thread calls 1.1-1.8x
     slower on a quiet machine, and with chunks claimed the default meets
-    the busy-core target too (docs/design.md, "Threads on a shared
-    machine")."""
+    the busy-core target too (docs/performance-analysis.md, "Threads
+    before the measured team model", "Waiting threads")."""
     policy = os.environ.get("OMP_WAIT_POLICY", "").strip()
     return f"{policy.lower()} (OMP_WAIT_POLICY)" if policy else "libgomp's default (spin, then sleep)"
 

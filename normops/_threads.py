@@ -28,6 +28,7 @@ import os
 
 from . import _isa
 from ._errors import InvalidInputError
+from ._spec import ROW_CHUNK_ELEMENTS
 
 ENV_VAR = "NORMOPS_THREAD_COSTS"
 FAMILIES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move")
@@ -127,11 +128,12 @@ def figures():
 
 
 def smallest_parallel(family, gap_us, limit=1 << 40):
-    """The fewest elements (in chunks of 16384) for which a loop of the
-    family takes 2 threads after gap_us of idle time, by bisection on the
-    kernels' own rule; None when none up to ``limit`` does."""
+    """The fewest elements (in chunks of ROW_CHUNK_ELEMENTS) for which a
+    loop of the family takes 2 threads after gap_us of idle time, by
+    bisection on the kernels' own rule; None when none up to ``limit``
+    does."""
     def takes_two(elements):
-        chunks = max(2, -(-elements // 16384))
+        chunks = max(2, -(-elements // ROW_CHUNK_ELEMENTS))
         return _isa.kernels.planned_threads(2, chunks, -(-elements // chunks), elements, family, gap_us)[0] > 1
     if not takes_two(limit):
         return None

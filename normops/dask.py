@@ -58,6 +58,7 @@ from . import transcendental as _transcendental
 from .softmax import HARDMAX, LOG_SOFTMAX, SOFTMAX, scipy_log_softmax, scipy_softmax
 from .softmax import hardmax as _hardmax, log_softmax as _ops_log_softmax, softmax as _ops_softmax
 from ._errors import InvalidInputError, UnsupportedError
+from ._spec import BLOCK_TERMS, LONG_TERMS
 from ._validate import axes_argument, axis_attribute
 
 __all__ = [
@@ -294,12 +295,10 @@ def log32(x, out=None, *, n_threads=None):
 
 # ------------------------------------------------------------ reductions
 
-#: docs/specification.md §11.4: when an output's sequence has at least LONG_TERMS
-#: terms, it is reduced in blocks of BLOCK_TERMS terms whose results are
-#: combined in block order. The blocks depend only on positions in the
-#: sequence, so chunks that start on block boundaries can be reduced apart.
-LONG_TERMS = 1 << 20
-BLOCK_TERMS = 1 << 16
+# docs/specification.md §11.4: when an output's sequence has at least LONG_TERMS
+# terms (normops._spec), it is reduced in blocks of BLOCK_TERMS terms whose
+# results are combined in block order. The blocks depend only on positions in
+# the sequence, so chunks that start on block boundaries can be reduced apart.
 
 
 def _layout_safe(X, axes):

@@ -8,6 +8,9 @@ import pytest
 import normops
 import normops._isa as isa
 from normops import InvalidInputError, UnsupportedError
+from normops._spec import BLOCK_TERMS, LONG_TERMS
+
+from bits import assert_same_bits
 
 try:
     import ml_dtypes
@@ -20,15 +23,6 @@ FLOATS = [np.dtype(t) for t in (np.float32, np.float64, np.float16)] + ([BF16] i
 INTS = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)]
 CUM_INTS = [np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64)]
 ARG_OPS = ["ArgMax", "ArgMin"]
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def same_bits(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    u = UINT[a.dtype.itemsize]
-    bad = np.flatnonzero(np.ascontiguousarray(a).view(u) != np.ascontiguousarray(b).view(u))
-    assert bad.size == 0, f"{bad.size} differ, first at {bad[0]}: {a.flat[bad[0]]!r} vs {b.flat[bad[0]]!r}"
 
 
 def data(rng, shape, dtype, specials=True):
@@ -67,7 +61,7 @@ def arg_check(op, x, attrs, opset=13, **kw):
     got = normops.run(op, [x], attrs, opset=opset, **kw)[0]
     want = normops.reference.run(op, [x], attrs, opset=opset)[0]
     assert got.dtype == np.int64
-    same_bits(got, want)
+    assert_same_bits(got, want)
     return got
 
 
@@ -81,7 +75,7 @@ def same_everywhere(op, inputs, attrs):
             with isa.use(level):
                 isa.kernels.set_threads_always(True)
                 for t in (1, 2, 3, 8):
-                    same_bits(normops.run(op, inputs, attrs, n_threads=t)[0], want)
+                    assert_same_bits(normops.run(op, inputs, attrs, n_threads=t)[0], want)
     finally:
         for level in isa.available_levels():
             isa.load(level).set_threads_always(old)
@@ -123,7 +117,7 @@ def test_arg_rows_around_vector_and_sub_block_edges(n):
                 assert got.tolist() == [scan(r, op == "ArgMin", last) for r in x]
                 for level in isa.available_levels():  # other vector widths, other tails
                     with isa.use(level):
-                        same_bits(normops.run(op, [x], attrs)[0], got)
+                        assert_same_bits(normops.run(op, [x], attrs)[0], got)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16], ids=str)
@@ -177,7 +171,7 @@ def test_arg_shapes_defaults_and_empty_axis():
     for keepdims, shape in ((1, (3, 1, 2)), (0, (3, 2))):
         y = normops.ops.arg_max(e, axis=1, keepdims=keepdims)
         assert y.shape == shape and y.dtype == np.int64 and (y == 0).all()
-        same_bits(y, normops.reference.run("ArgMax", [e], {"axis": 1, "keepdims": keepdims})[0])
+        assert_same_bits(y, normops.reference.run("ArgMax", [e], {"axis": 1, "keepdims": keepdims})[0])
     assert normops.ops.arg_min(e, axis=0).shape == (1, 0, 2)
 
 
@@ -200,7 +194,7 @@ def test_arg_layouts_and_inputs_untouched():
     for axis in range(3):
         want = normops.ops.arg_max(x, axis=axis)
         for variant in (x[:, ::-1][:, ::-1], np.asfortranarray(x), x.astype(">f4")):
-            same_bits(normops.ops.arg_max(variant, axis=axis), want)
+            assert_same_bits(normops.ops.arg_max(variant, axis=axis), want)
     assert x.tobytes() == before
 
 
@@ -218,7 +212,7 @@ def test_long_sequences_threads_and_isa_levels(dtype):
     """At least 2^20 terms: blocks of 2^16 on several threads, combined; the
     index is the one sequential scan gives."""
     rng = np.random.default_rng(9)
-    n = (1 << 20) + 4321
+    n = LONG_TERMS + 4321
     x = _long_sequence(rng, dtype, n)
     for op in ARG_OPS:
         for last in (0, 1):
@@ -229,10 +223,11 @@ def test_long_sequences_threads_and_isa_levels(dtype):
             for level in isa.available_levels():
                 with isa.use(level):
                     for t in (1, 2, 3, 8):
-                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
     # two long rows, and NumPy's NaN rule across blocks
     x2 = np.stack([x, x[::-1]])
-    same_bits(normops.ops.arg_min(x2, axis=1, n_threads=3), normops.reference.run("ArgMin", [x2], {"axis": 1})[0])
+    assert_same_bits(normops.ops.arg_min(x2, axis=1, n_threads=3),
+                     normops.reference.run("ArgMin", [x2], {"axis": 1})[0])
     if dtype.kind == "f":
         for t in (1, 2, 3):
             assert normops.argmax(x, n_threads=t) == np.argmax(x)
@@ -247,25 +242,25 @@ def test_long_columns_in_blocks(dtype):
     per tile, combined keeping the earliest winner; the index is the one
     sequential scan gives, on every thread count."""
     rng = np.random.default_rng(11)
-    n = (1 << 20) + 777
+    n = LONG_TERMS + 777
     cols = [_long_sequence(rng, dtype, n) for _ in range(3)]
     if dtype.kind == "f":
         cols[1][0] = np.nan                       # a NaN first: index 0
-        cols[2][:1 << 16] = 0                     # block 0 without NaN or a winner,
-        cols[2][1 << 16] = np.nan                 # a NaN leading block 1, the first inf after it
-        cols[2][(1 << 16) + 9] = np.inf
-        cols[2][(5 << 16):(6 << 16)] = np.nan     # and a block of NaN only
+        cols[2][:BLOCK_TERMS] = 0                          # block 0 without NaN or a winner,
+        cols[2][BLOCK_TERMS] = np.nan                      # a NaN leading block 1, the first inf after it
+        cols[2][BLOCK_TERMS + 9] = np.inf
+        cols[2][5 * BLOCK_TERMS:6 * BLOCK_TERMS] = np.nan  # and a block of NaN only
     x = np.stack(cols, 1)
     for op in ARG_OPS:
         for last in (0, 1):
             attrs = {"axis": 0, "select_last_index": last}
             want = normops.reference.run(op, [x], attrs)[0]
             if op == "ArgMax" and last == 0 and dtype.kind == "f":
-                assert want.ravel().tolist() == [70_000, 0, (1 << 16) + 9]
+                assert want.ravel().tolist() == [70_000, 0, BLOCK_TERMS + 9]
             for level in isa.available_levels():
                 with isa.use(level):
                     for t in (1, 2, 3, 8):
-                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
     if dtype.kind == "f":
         for t in (1, 3):  # NumPy's rule: the first NaN wins, across blocks too
             assert normops.argmax(x, axis=0, n_threads=t).tolist() == np.argmax(x, axis=0).tolist()
@@ -327,7 +322,7 @@ def _check_axis1(x, levels, threads, literal):
             for level in levels:
                 with isa.use(level):
                     for t in threads:
-                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
     if x.dtype.kind == "f":
         for ours, theirs in ((normops.argmax, np.argmax), (normops.argmin, np.argmin)):
             assert ours(x, axis=1).tolist() == theirs(x, axis=1).tolist(), x.shape
@@ -374,25 +369,25 @@ def test_long_columns_narrow_strips(dtype, inner):
     placed in different blocks and phases."""
     dtype = np.dtype(dtype)
     rng = np.random.default_rng([inner, dtype.itemsize])
-    n = (1 << 20) + 3
+    n = LONG_TERMS + 3
     x = data(rng, (n, inner), dtype, specials=False)
     x[rng.integers(0, n, 200), rng.integers(0, inner, 200)] = np.nan
     x[0, 0] = np.nan                                   # column 0: a NaN first wins
     x[[9, 70_001, 700_002, n - 1], 1] = np.inf         # column 1: ties in different blocks and phases
     x[:, 2] = np.nan                                   # column 2: NaN only
-    x[1 << 16, 3] = np.nan                             # column 3: a NaN leading block 1,
-    x[(1 << 16) + 6, 3] = np.inf                       # the winner just after it
+    x[BLOCK_TERMS, 3] = np.nan                         # column 3: a NaN leading block 1,
+    x[BLOCK_TERMS + 6, 3] = np.inf                     # the winner just after it
     x[:, 4] = np.where(np.arange(n) % 2 == 0, -0.0, 0.0)   # column 4: zeros of both signs
     for op in ARG_OPS:
         for last in (0, 1):
             attrs = {"axis": 0, "keepdims": 0, "select_last_index": last}
             want = normops.reference.run(op, [x], attrs)[0]
             if op == "ArgMax":
-                assert want[:5].tolist() == [0, n - 1 if last else 9, 0, (1 << 16) + 6, n - 1 if last else 0]
+                assert want[:5].tolist() == [0, n - 1 if last else 9, 0, BLOCK_TERMS + 6, n - 1 if last else 0]
             for level in isa.available_levels():
                 with isa.use(level):
                     for t in (1, 2, 3):
-                        same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [x], attrs, n_threads=t)[0], want)
     for t in (1, 2):
         assert normops.argmax(x, axis=0, n_threads=t).tolist() == np.argmax(x, axis=0).tolist()
         assert normops.argmin(x, axis=0, n_threads=t).tolist() == np.argmin(x, axis=0).tolist()
@@ -404,7 +399,7 @@ def cum_check(x, axis, exclusive=0, reverse=0, opset=14, **kw):
     attrs = {"exclusive": exclusive, "reverse": reverse}
     got = normops.run("CumSum", [x, np.int64(axis)], attrs, opset=opset, **kw)[0]
     want = normops.reference.run("CumSum", [x, np.int64(axis)], attrs, opset=opset)[0]
-    same_bits(got, want)
+    assert_same_bits(got, want)
     return got
 
 
@@ -428,9 +423,9 @@ def test_cumsum_equals_numpy_sequential_sums(dtype):
     if np.dtype(dtype).kind == "f":
         x = x * np.asarray(1e7, dtype)  # rounding in every addition
     for axis in range(3):
-        same_bits(normops.ops.cum_sum(x, axis), np.cumsum(x, axis=axis, dtype=dtype))
+        assert_same_bits(normops.ops.cum_sum(x, axis), np.cumsum(x, axis=axis, dtype=dtype))
         rev = np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=dtype), axis)
-        same_bits(normops.ops.cum_sum(x, axis, reverse=1), rev)
+        assert_same_bits(normops.ops.cum_sum(x, axis, reverse=1), rev)
 
 
 def test_cumsum_rules():
@@ -456,7 +451,7 @@ def test_cumsum_narrow_types_round_each_output_once(dtype):
     got = normops.ops.cum_sum(x, 1)
     wide = normops.ops.cum_sum(x.astype(np.float32), 1)
     with np.errstate(over="ignore"):
-        same_bits(got, wide.astype(dtype))
+        assert_same_bits(got, wide.astype(dtype))
     with pytest.raises(InvalidInputError, match="CumSum.*opset 14"):
         normops.ops.cum_sum(x, 1, opset=11)
 
@@ -475,7 +470,7 @@ def test_cumsum_axis_input():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     want = np.cumsum(x, axis=1)
     for axis in (np.int32(1), np.int64(-1), np.array([1], np.int64), 1):
-        same_bits(normops.ops.cum_sum(x, axis), want)
+        assert_same_bits(normops.ops.cum_sum(x, axis), want)
     for bad in (np.float32(1), np.array([0, 1], np.int64), np.array([[1]], np.int32), np.uint8(1)):
         with pytest.raises(InvalidInputError, match="CumSum.*'axis'"):
             normops.ops.cum_sum(x, bad)
@@ -538,14 +533,14 @@ def test_numpy_style_cumsum_equals_numpy(dtype):
     x = data(rng, (3, 4, 50), np.dtype(dtype), specials=False) if dtype is not np.bool_ else rng.random((3, 4, 50)) < .5
     for axis in (None, 0, 2, -2):
         want = np.cumsum(x, axis=axis)
-        same_bits(normops.cumsum(x, axis=axis), want)
+        assert_same_bits(normops.cumsum(x, axis=axis), want)
     for dt in (np.float64, np.int16, np.uint8):
         with np.errstate(over="ignore", invalid="ignore"):
-            same_bits(normops.cumsum(x, 2, dtype=dt), np.cumsum(x, 2, dtype=dt))
+            assert_same_bits(normops.cumsum(x, 2, dtype=dt), np.cumsum(x, 2, dtype=dt))
     out = np.empty(x.shape, np.float64)
     assert normops.cumsum(x, 1, out=out) is out
-    same_bits(out, np.cumsum(x, 1, out=np.empty(x.shape, np.float64)))
-    same_bits(normops.cumsum(x[0, 0, 0]), np.cumsum(x[0, 0, 0]))
+    assert_same_bits(out, np.cumsum(x, 1, out=np.empty(x.shape, np.float64)))
+    assert_same_bits(normops.cumsum(x[0, 0, 0]), np.cumsum(x[0, 0, 0]))
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
@@ -565,7 +560,7 @@ def test_numpy_style_cumulative_into_out_of_another_dtype(name):
                 out = np.empty(x.shape, out_dtype)
                 got = getattr(normops, name)(x, out=out)
             assert got is out
-            same_bits(got, want)
+            assert_same_bits(got, want)
 
 
 def test_numpy_style_cumsum_errors_and_float16():
@@ -580,7 +575,7 @@ def test_numpy_style_cumsum_errors_and_float16():
     h = np.full(3000, 0.1, np.float16)
     got = normops.cumsum(h)
     assert got.dtype == np.float16
-    same_bits(got, np.cumsum(h.astype(np.float32)).astype(np.float16))  # one rounding per output
+    assert_same_bits(got, np.cumsum(h.astype(np.float32)).astype(np.float16))  # one rounding per output
 
 
 # ----------------------------------------------------------------- errors
@@ -611,8 +606,8 @@ def test_onnx_errors():
 
 def test_modes_agree_and_reference_rejects_fast():
     x = data(np.random.default_rng(12), (30, 40), np.dtype(np.float32))
-    same_bits(normops.ops.arg_max(x, axis=1, mode="fast"), normops.ops.arg_max(x, axis=1, mode="exact"))
-    same_bits(normops.ops.cum_sum(x, 1, mode="fast"), normops.ops.cum_sum(x, 1))
+    assert_same_bits(normops.ops.arg_max(x, axis=1, mode="fast"), normops.ops.arg_max(x, axis=1, mode="exact"))
+    assert_same_bits(normops.ops.cum_sum(x, 1, mode="fast"), normops.ops.cum_sum(x, 1))
     with pytest.raises(UnsupportedError):
         normops.reference.run("CumSum", [x, np.int64(0)], mode="fast")
 

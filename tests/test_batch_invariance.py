@@ -14,6 +14,8 @@ import pytest
 import normops
 import normops._isa
 
+from bits import bits
+
 MODES = ("exact", "fast")
 THREADS = (1, 2, 3)
 COLS = (1, 2, 3, 5, 8, 13, 16, 17, 31, 64, 100, 257, 1000, 2049)
@@ -40,11 +42,6 @@ ROW_WISE = [
     ("reducelogsumexp", "ReduceLogSumExp", {"keepdims": 1}, 18, ("axes",)),
     ("reduceprod", "ReduceProd", {"keepdims": 1}, 18, ("axes",)),
 ]
-
-
-def as_bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
 
 
 def rows_of(rng, n, cols, dtype):
@@ -87,8 +84,8 @@ def check_rows(name, op, attributes, opset, extra, dtype, seed):
                 assert len(batched) == len(single[0])
                 for k, out in enumerate(batched):
                     want = np.concatenate([s[k] for s in single], axis=0)
-                    got = as_bits(out)
-                    bad = np.nonzero((got != as_bits(want)).reshape(n, -1).any(axis=1))[0]
+                    got = bits(out)
+                    bad = np.nonzero((got != bits(want)).reshape(n, -1).any(axis=1))[0]
                     assert bad.size == 0, (f"{name} {dtype} mode={mode} threads={t} batch={n} cols={cols}: "
                                            f"output {k} of rows {bad[:8].tolist()} differs from the row alone")
 
@@ -120,7 +117,7 @@ def test_reduction_over_last_two_axes():
                 batched = normops.run(op, [x, axes], {"keepdims": 0}, opset=opset, n_threads=t)[0]
                 for i in range(n):
                     alone = normops.run(op, [x[i:i + 1], axes], {"keepdims": 0}, opset=opset, n_threads=1)[0]
-                    assert as_bits(batched[i:i + 1]).tolist() == as_bits(alone).tolist(), (op, inner, n, i, t)
+                    assert bits(batched[i:i + 1]).tolist() == bits(alone).tolist(), (op, inner, n, i, t)
 
 
 def test_row_position_and_neighbours():
@@ -146,7 +143,7 @@ def test_row_position_and_neighbours():
                     for t in (1, 3):
                         got = normops.run(op, [x] + inputs_tail, attributes, opset=opset, mode=mode,
                                           n_threads=t)[0]
-                        assert as_bits(got[i]).tolist() == as_bits(alone[0]).tolist(), (op, mode, cols, i, t)
+                        assert bits(got[i]).tolist() == bits(alone[0]).tolist(), (op, mode, cols, i, t)
 
 
 @pytest.mark.skipif(len(normops._isa.available_levels()) < 2, reason="one ISA level here")
@@ -171,4 +168,4 @@ def test_bias_gelu_rows():
                                                 n_threads=1)[0] for i in range(n)])
             for t in THREADS:
                 got = normops.run("BiasGelu", [a, b], domain="com.microsoft", mode=mode, n_threads=t)[0]
-                assert as_bits(got).tolist() == as_bits(alone).tolist(), (mode, cols, n, t)
+                assert bits(got).tolist() == bits(alone).tolist(), (mode, cols, n, t)

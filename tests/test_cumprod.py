@@ -2,23 +2,25 @@
 executable specification and NumPy's sequential products, every dtype,
 thread count and ISA level; special values and wrap-around; the NumPy-style
 cumprod against NumPy; errors; the ONNX node cases. Also the column chunks
-of long lines over a short outer extent (docs/design.md, "Column chunks for
-long lines"), for CumSum and CumProd:
-the same bits for 1..8 threads."""
+of long lines over a short outer extent (docs/performance-analysis.md,
+"Kernel techniques", "Column chunks for long lines"), for CumSum and
+CumProd: the same bits for 1..8 threads."""
 import numpy as np
 import pytest
 
 import normops
 import normops._isa as isa
 from normops import InvalidInputError, UnsupportedError
-from test_argcum import BF16, CUM_INTS, FLOATS, data, same_bits, same_everywhere
+from test_argcum import BF16, CUM_INTS, FLOATS, data, same_everywhere
+
+from bits import assert_same_bits
 
 
 def prod_check(x, axis, exclusive=0, reverse=0, **kw):
     attrs = {"exclusive": exclusive, "reverse": reverse}
     got = normops.run("CumProd", [x, np.int64(axis)], attrs, **kw)[0]
     want = normops.reference.run("CumProd", [x, np.int64(axis)], attrs)[0]
-    same_bits(got, want)
+    assert_same_bits(got, want)
     return got
 
 
@@ -63,9 +65,9 @@ def test_cumprod_equals_numpy_sequential_products(dtype):
         x = data(rng, (7, 300, 5), dtype, specials=False)
     for axis in range(3):
         with np.errstate(over="ignore"):
-            same_bits(normops.ops.cum_prod(x, axis), np.cumprod(x, axis=axis, dtype=dtype))
+            assert_same_bits(normops.ops.cum_prod(x, axis), np.cumprod(x, axis=axis, dtype=dtype))
             rev = np.flip(np.cumprod(np.flip(x, axis), axis=axis, dtype=dtype), axis)
-        same_bits(normops.ops.cum_prod(x, axis, reverse=1), rev)
+        assert_same_bits(normops.ops.cum_prod(x, axis, reverse=1), rev)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint32])
@@ -80,7 +82,7 @@ def test_cumprod_equals_the_rule_written_out(dtype):
                 want = literal_cumprod(list(x[r]), exclusive, reverse, dtype)
                 if dtype.kind == "f":
                     want = normops.reference.canonical_nan(want)
-                same_bits(got[r], want)
+                assert_same_bits(got[r], want)
 
 
 def test_cumprod_rules():
@@ -118,7 +120,7 @@ def test_cumprod_narrow_types_round_each_output_once(dtype):
     got = normops.ops.cum_prod(x, 1)
     wide = normops.ops.cum_prod(x.astype(np.float32), 1)
     with np.errstate(over="ignore", under="ignore"):
-        same_bits(got, wide.astype(dtype))
+        assert_same_bits(got, wide.astype(dtype))
     assert got.dtype == dtype
 
 
@@ -151,14 +153,14 @@ def test_long_lines_over_a_short_outer_extent_split_by_columns(op, shape, axis):
             for level in isa.available_levels():
                 with isa.use(level):
                     for t in range(1, 9):
-                        same_bits(normops.run(op, [x, np.int64(axis)], attrs, n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [x, np.int64(axis)], attrs, n_threads=t)[0], want)
 
 
 def test_cumprod_axis_input():
     x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
     want = np.cumprod(x, axis=1)
     for axis in (np.int32(1), np.int64(-1), np.array([1], np.int64), 1):
-        same_bits(normops.ops.cum_prod(x, axis), want)
+        assert_same_bits(normops.ops.cum_prod(x, axis), want)
     for bad in (np.float32(1), np.array([0, 1], np.int64), np.array([[1]], np.int32), np.uint8(1)):
         with pytest.raises(InvalidInputError, match="CumProd.*'axis'"):
             normops.ops.cum_prod(x, bad)
@@ -169,8 +171,8 @@ def test_cumprod_axis_input():
         normops.run("CumProd", [x])
     assert normops.ops.cum_prod(np.zeros((0, 3), np.float32), 0).shape == (0, 3)
     assert normops.ops.cum_prod(np.zeros((2, 0)), 1).shape == (2, 0)
-    same_bits(normops.reference.run("CumProd", [x, np.int64(0)], {"exclusive": 1})[0],
-              np.array([[1, 1, 1], [1, 2, 3]], np.float32))
+    assert_same_bits(normops.reference.run("CumProd", [x, np.int64(0)], {"exclusive": 1})[0],
+                     np.array([[1, 1, 1], [1, 2, 3]], np.float32))
 
 
 def test_cumprod_errors_and_inputs_untouched():
@@ -191,15 +193,15 @@ def test_cumprod_errors_and_inputs_untouched():
         normops.ops.cum_prod(x, 0, opset=25)
     y = data(np.random.default_rng(26), (9, 40), np.dtype(np.float64))[:, ::3]  # strided
     keep = y.copy()
-    same_bits(normops.ops.cum_prod(y, 1), normops.reference.cum_prod(keep, 1, 0, 0))
-    same_bits(y, keep)
+    assert_same_bits(normops.ops.cum_prod(y, 1), normops.reference.cum_prod(keep, 1, 0, 0))
+    assert_same_bits(y, keep)
     swapped = keep.astype(keep.dtype.newbyteorder())
-    same_bits(normops.ops.cum_prod(swapped, 0), normops.ops.cum_prod(keep, 0))
+    assert_same_bits(normops.ops.cum_prod(swapped, 0), normops.ops.cum_prod(keep, 0))
 
 
 def test_cumprod_modes_agree_and_reference_rejects_fast():
     x = data(np.random.default_rng(27), (30, 40), np.dtype(np.float32))
-    same_bits(normops.ops.cum_prod(x, 1, mode="fast"), normops.ops.cum_prod(x, 1))
+    assert_same_bits(normops.ops.cum_prod(x, 1, mode="fast"), normops.ops.cum_prod(x, 1))
     with pytest.raises(UnsupportedError):
         normops.reference.run("CumProd", [x, np.int64(0)], mode="fast")
 
@@ -207,10 +209,10 @@ def test_cumprod_modes_agree_and_reference_rejects_fast():
 def test_cumsum_bits_unchanged_by_the_generalised_kernel():
     """CumSum still adds (not multiplies) and starts an exclusive line with 0."""
     x = np.array([[2.0, 3.0, 4.0]], np.float32)
-    same_bits(normops.ops.cum_sum(x, 1), np.array([[2, 5, 9]], np.float32))
-    same_bits(normops.ops.cum_sum(x, 1, exclusive=1), np.array([[0, 2, 5]], np.float32))
-    same_bits(normops.ops.cum_prod(x, 1), np.array([[2, 6, 24]], np.float32))
-    same_bits(normops.ops.cum_prod(x.T, 0, exclusive=1), np.array([[1], [2], [6]], np.float32))
+    assert_same_bits(normops.ops.cum_sum(x, 1), np.array([[2, 5, 9]], np.float32))
+    assert_same_bits(normops.ops.cum_sum(x, 1, exclusive=1), np.array([[0, 2, 5]], np.float32))
+    assert_same_bits(normops.ops.cum_prod(x, 1), np.array([[2, 6, 24]], np.float32))
+    assert_same_bits(normops.ops.cum_prod(x.T, 0, exclusive=1), np.array([[1], [2], [6]], np.float32))
 
 
 # ------------------------------------------------------------ NumPy style
@@ -229,15 +231,15 @@ def test_numpy_style_cumprod_equals_numpy(dtype):
         want = np.cumprod(x, axis=axis)
         got = normops.cumprod(x, axis=axis)
         assert got.shape == want.shape and got.dtype == want.dtype
-        same_bits(got, want)
+        assert_same_bits(got, want)
     for dt in (np.float64, np.int16, np.uint8):
         with np.errstate(over="ignore", invalid="ignore"):
-            same_bits(normops.cumprod(x, 2, dtype=dt), np.cumprod(x, 2, dtype=dt))
+            assert_same_bits(normops.cumprod(x, 2, dtype=dt), np.cumprod(x, 2, dtype=dt))
     out = np.empty(x.shape, np.float64)
     assert normops.cumprod(x, 1, out=out) is out
-    same_bits(out, np.cumprod(x, 1, out=np.empty(x.shape, np.float64)))
-    same_bits(normops.cumprod(x[0, 0, 0]), np.cumprod(x[0, 0, 0]))
-    same_bits(normops.cumprod(x[0, 0, 0], axis=0), np.cumprod(x[0, 0, 0], axis=0))
+    assert_same_bits(out, np.cumprod(x, 1, out=np.empty(x.shape, np.float64)))
+    assert_same_bits(normops.cumprod(x[0, 0, 0]), np.cumprod(x[0, 0, 0]))
+    assert_same_bits(normops.cumprod(x[0, 0, 0], axis=0), np.cumprod(x[0, 0, 0], axis=0))
 
 
 def test_numpy_style_cumprod_errors_and_float16():
@@ -252,7 +254,7 @@ def test_numpy_style_cumprod_errors_and_float16():
     h = np.full(300, 1.01, np.float16)
     got = normops.cumprod(h)
     assert got.dtype == np.float16
-    same_bits(got, np.cumprod(h.astype(np.float32)).astype(np.float16))  # one rounding per output
+    assert_same_bits(got, np.cumprod(h.astype(np.float32)).astype(np.float16))  # one rounding per output
 
 
 # ------------------------------------------------------------ conformance

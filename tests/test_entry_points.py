@@ -18,6 +18,8 @@ from onnx import helper  # noqa: E402
 
 from normops.onnx import InferenceSession  # noqa: E402
 
+from bits import bits_key  # noqa: E402
+
 RNG = np.random.default_rng(18)
 
 
@@ -82,11 +84,6 @@ def _named(op_type):
     return getattr(normops.ops, _snake(op_type))
 
 
-def _bits(a):
-    a = np.asarray(a)
-    return a.dtype, a.shape, a.tobytes()
-
-
 def _value(name, dtype, shape):
     return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
 
@@ -130,9 +127,9 @@ def test_same_bits_through_every_route(op_type, mode):
         variants.append([np.asfortranarray(inputs[0])] + inputs[1:])
         for args in variants:
             routes = _all_routes(op_type, args, attributes, mode)
-            want = [_bits(y) for y in routes["run"]]
+            want = [bits_key(y) for y in routes["run"]]
             for route, outputs in routes.items():
-                got = [_bits(y) for y in outputs]
+                got = [bits_key(y) for y in outputs]
                 n = len(got)
                 assert got == want[:n], (op_type, attributes, route)
             assert len(routes["named"]) == len(want)
@@ -152,8 +149,8 @@ def test_run_with_both_settings_given_matches_the_configured_call(op_type):
                 with normops.config(mode=mode, n_threads=n_threads):
                     want = normops.run(op_type, inputs, attributes, domain=domain)
                     named_want = _named(op_type)(*inputs, **attributes)
-                assert [_bits(y) for y in got] == [_bits(y) for y in want], (op_type, mode, n_threads)
-                assert _bits(named) == _bits(named_want) == _bits(want[0]), (op_type, mode, n_threads)
+                assert [bits_key(y) for y in got] == [bits_key(y) for y in want], (op_type, mode, n_threads)
+                assert bits_key(named) == bits_key(named_want) == bits_key(want[0]), (op_type, mode, n_threads)
 
 
 @pytest.mark.parametrize("mode, n_threads, message", [
@@ -174,7 +171,7 @@ def test_run_refuses_bad_settings_of_any_type(op_type, mode, n_threads, message)
     assert str(info.value).startswith(op_type)
     with pytest.raises(normops.InvalidInputError, match=message):
         _named(op_type)(*inputs, **attributes, mode=mode, n_threads=n_threads)
-    assert _bits(inputs[0]) == _bits(x)
+    assert bits_key(inputs[0]) == bits_key(x)
 
 
 def _error(call):
@@ -236,7 +233,7 @@ def test_run_refuses_an_equal_value_of_a_wrong_type_after_the_valid_one(op_type,
     want = normops.run(op_type, inputs, good, mode="exact", n_threads=1)
     for _ in range(2):
         got = normops.run(op_type, inputs, dict(good), mode="exact", n_threads=1)  # the kept route
-        assert [_bits(a) for a in got] == [_bits(a) for a in want]
+        assert [bits_key(a) for a in got] == [bits_key(a) for a in want]
         for settings in ({}, {"mode": "exact", "n_threads": 1}):
             with pytest.raises(normops.InvalidInputError, match=message) as info:
                 normops.run(op_type, inputs, bad, **settings)
@@ -250,10 +247,10 @@ def test_run_keeps_attribute_lists_strictly():
     x = _x((4, 8))
     axes = [1]
     want = normops.run("ReduceMax", [x], {"axes": axes}, opset=13, mode="exact", n_threads=1)
-    assert [_bits(a) for a in want] == [_bits(np.max(x, axis=1, keepdims=True))]
+    assert [bits_key(a) for a in want] == [bits_key(np.max(x, axis=1, keepdims=True))]
     axes[0] = 0  # the same list object, now another set
     got = normops.run("ReduceMax", [x], {"axes": axes}, opset=13, mode="exact", n_threads=1)
-    assert [_bits(a) for a in got] == [_bits(np.max(x, axis=0, keepdims=True))]
+    assert [bits_key(a) for a in got] == [bits_key(np.max(x, axis=0, keepdims=True))]
     for bad in ([1.0], [True], (1.0,)):
         with pytest.raises(normops.InvalidInputError, match="ReduceMax: .*axes"):
             normops.run("ReduceMax", [x], {"axes": bad}, opset=13, mode="exact", n_threads=1)
@@ -264,8 +261,8 @@ def test_run_at_older_opsets_matches_the_named_function():
     for opset in (1, 11, 12, 13, 17):
         for axis in (0, 1, 2, -1):
             (y,) = normops.run("Softmax", [x], {"axis": axis}, opset=opset)
-            assert _bits(y) == _bits(normops.ops.softmax(x, axis=axis, opset=opset))
-    assert _bits(normops.run("Softmax", [x], opset=11)[0]) == _bits(normops.ops.softmax(x, opset=11))
+            assert bits_key(y) == bits_key(normops.ops.softmax(x, axis=axis, opset=opset))
+    assert bits_key(normops.run("Softmax", [x], opset=11)[0]) == bits_key(normops.ops.softmax(x, opset=11))
 
 
 # The NumPy/SciPy-style functions against the ONNX operator they mirror.
@@ -281,7 +278,7 @@ def test_numpy_style_reductions_match_onnx(name, op_type, dtype):
     x = _x((4, 8), dtype)
     for axis in (0, 1):
         want = normops.run(op_type, [x, np.array([axis], np.int64)], {"keepdims": 0})[0]
-        assert _bits(getattr(normops, name)(x, axis=axis)) == _bits(want)
+        assert bits_key(getattr(normops, name)(x, axis=axis)) == bits_key(want)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -289,20 +286,20 @@ def test_numpy_style_scans_and_softmax_match_onnx(dtype):
     x = _x((4, 8), dtype)
     for axis in (0, 1, -1):
         a = axis % 2
-        assert _bits(normops.argmax(x, axis=axis)) == _bits(normops.ops.arg_max(x, axis=axis, keepdims=0))
-        assert _bits(normops.argmin(x, axis=axis)) == _bits(normops.ops.arg_min(x, axis=axis, keepdims=0))
-        assert _bits(normops.cumsum(x, axis=axis)) == _bits(normops.ops.cum_sum(x, np.array(a)))
-        assert _bits(normops.cumprod(x, axis=axis)) == _bits(normops.ops.cum_prod(x, np.array(a)))
-        assert _bits(normops.softmax(x, axis=axis)) == _bits(normops.ops.softmax(x, axis=axis))
-        assert _bits(normops.log_softmax(x, axis=axis)) == _bits(normops.ops.log_softmax(x, axis=axis))
+        assert bits_key(normops.argmax(x, axis=axis)) == bits_key(normops.ops.arg_max(x, axis=axis, keepdims=0))
+        assert bits_key(normops.argmin(x, axis=axis)) == bits_key(normops.ops.arg_min(x, axis=axis, keepdims=0))
+        assert bits_key(normops.cumsum(x, axis=axis)) == bits_key(normops.ops.cum_sum(x, np.array(a)))
+        assert bits_key(normops.cumprod(x, axis=axis)) == bits_key(normops.ops.cum_prod(x, np.array(a)))
+        assert bits_key(normops.softmax(x, axis=axis)) == bits_key(normops.ops.softmax(x, axis=axis))
+        assert bits_key(normops.log_softmax(x, axis=axis)) == bits_key(normops.ops.log_softmax(x, axis=axis))
     x3 = _x((3, 5, 7), dtype)  # a middle axis: moved last and back
     for axis in (0, 1, -2):
-        assert _bits(normops.softmax(x3, axis=axis)) == _bits(normops.ops.softmax(x3, axis=axis))
-        assert _bits(normops.log_softmax(x3, axis=axis)) == _bits(normops.ops.log_softmax(x3, axis=axis))
+        assert bits_key(normops.softmax(x3, axis=axis)) == bits_key(normops.ops.softmax(x3, axis=axis))
+        assert bits_key(normops.log_softmax(x3, axis=axis)) == bits_key(normops.ops.log_softmax(x3, axis=axis))
     # axis=None: every element is one row
     flat = x.reshape(1, -1)
-    assert _bits(normops.softmax(x)) == _bits(normops.ops.softmax(flat).reshape(x.shape))
-    assert _bits(normops.log_softmax(x)) == _bits(normops.ops.log_softmax(flat).reshape(x.shape))
+    assert bits_key(normops.softmax(x)) == bits_key(normops.ops.softmax(flat).reshape(x.shape))
+    assert bits_key(normops.log_softmax(x)) == bits_key(normops.ops.log_softmax(flat).reshape(x.shape))
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
@@ -341,11 +338,11 @@ def test_named_route_in_c_declines_to_the_validated_path(name):
         same += [dict(axis=np.int64(-1)), dict(axis=2)]
     for kwargs in same:
         args = dict(dict(opset=13, mode="exact", n_threads=1), **kwargs)
-        assert _bits(f(x, **args)) == _bits(want), kwargs
+        assert bits_key(f(x, **args)) == bits_key(want), kwargs
     for other in inputs:  # (the byte order of the result may be native: compared as float32)
-        assert _bits(f(other, opset=13, mode="exact", n_threads=1).astype(np.float32)) == _bits(want)
+        assert bits_key(f(other, opset=13, mode="exact", n_threads=1).astype(np.float32)) == bits_key(want)
     wide = f(x.tolist(), opset=13, mode="exact", n_threads=1)  # a list: float64, as NumPy makes it
-    assert _bits(wide) == _bits(f(x.astype(np.float64), opset=13, mode="exact", n_threads=1))
+    assert bits_key(wide) == bits_key(f(x.astype(np.float64), opset=13, mode="exact", n_threads=1))
     # refusals name the operator and the argument
     op_type = {"softmax": "Softmax", "log_softmax": "LogSoftmax", "hardmax": "Hardmax", "sigmoid": "Sigmoid"}[name]
     bad = [(dict(mode="slow"), "'mode'"), (dict(n_threads=0), "n_threads"), (dict(n_threads=True), "n_threads"),
@@ -357,7 +354,7 @@ def test_named_route_in_c_declines_to_the_validated_path(name):
         with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
             f(x, **kwargs)
         assert str(info.value).startswith(op_type) and message in str(info.value), (kwargs, str(info.value))
-    assert _bits(x) == _bits(kept)  # the input is untouched
+    assert bits_key(x) == bits_key(kept)  # the input is untouched
 
 
 OTHER_NAMED = {"layer_normalization": ("LayerNormalization", ""), "rms_normalization": ("RMSNormalization", ""),
@@ -379,16 +376,16 @@ def test_named_routes_in_c_of_the_other_families(name):
     want = f(x, *extra, **trailing, **settings)
     # what the route in C declines goes the validated way, to the same bits
     for other in (np.asfortranarray(x), x.astype(">f4")):
-        assert _bits(f(other, *extra, **trailing, **settings).astype(want.dtype)) == _bits(want)
+        assert bits_key(f(other, *extra, **trailing, **settings).astype(want.dtype)) == bits_key(want)
     version = _registry.lookup(op_type, domain).versions[-1]
     for kwargs in (dict(n_threads=np.int64(1)), dict(mode=np.str_("exact")), dict(opset=np.int64(version))):
-        assert _bits(f(x, *extra, **trailing, **dict(settings, **kwargs))) == _bits(want)
+        assert bits_key(f(x, *extra, **trailing, **dict(settings, **kwargs))) == bits_key(want)
     # and what it refuses is refused with the operator's name
     for kwargs in (dict(mode="slow"), dict(n_threads=0), dict(opset=1.5)):
         with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
             f(x, *extra, **trailing, **kwargs)
         assert str(info.value).startswith(op_type)
-    assert _bits(x) == _bits(kept)
+    assert bits_key(x) == bits_key(kept)
 
 
 def test_lp_and_cumulative_routes_in_c_decline_to_the_validated_path():
@@ -400,8 +397,8 @@ def test_lp_and_cumulative_routes_in_c_decline_to_the_validated_path():
         want = normops.reference.run("LpNormalization", [x], {"axis": -1, "p": p})[0]
         for kwargs in (dict(axis=-1), dict(axis=2), dict(axis=np.int64(-1)), dict(axis=2, p=np.int32(p))):
             got = normops.ops.lp_normalization(x, **dict(dict(p=p), **kwargs), **settings)
-            assert _bits(got) == _bits(want), (p, kwargs)
-        assert _bits(normops.ops.lp_normalization(x.astype(">f4"), axis=-1, p=p, **settings)) == _bits(want)
+            assert bits_key(got) == bits_key(want), (p, kwargs)
+        assert bits_key(normops.ops.lp_normalization(x.astype(">f4"), axis=-1, p=p, **settings)) == bits_key(want)
     for kwargs, message in ((dict(p=3), "'p'"), (dict(axis=3), "'axis'"), (dict(axis=True), "'axis'"),
                             (dict(p=2.0), "'p'")):
         with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
@@ -414,11 +411,11 @@ def test_lp_and_cumulative_routes_in_c_decline_to_the_validated_path():
             want = normops.reference.run(op_type, [x, np.array(1)], {"exclusive": exclusive, "reverse": reverse})[0]
             for axis in (1, np.int64(1), np.array(1), -2):
                 got = f(x, axis, exclusive=exclusive, reverse=reverse, **settings)
-                assert _bits(got) == _bits(want), (name, exclusive, reverse, axis)
+                assert bits_key(got) == bits_key(want), (name, exclusive, reverse, axis)
             got = f(x, 1, exclusive=np.int64(exclusive), reverse=np.int32(reverse), **settings)
-            assert _bits(got) == _bits(want)
+            assert bits_key(got) == bits_key(want)
         with pytest.raises((normops.InvalidInputError, normops.UnsupportedError)) as info:
             f(x, 1, exclusive=2)
         assert str(info.value).startswith(op_type) and "exclusive" in str(info.value)
-    assert _bits(normops.ops.cum_sum(x, 1, opset=11, **settings)) == _bits(np.cumsum(x, axis=1, dtype=np.float32))
-    assert _bits(x) == _bits(kept)
+    assert bits_key(normops.ops.cum_sum(x, 1, opset=11, **settings)) == bits_key(np.cumsum(x, axis=1, dtype=np.float32))
+    assert bits_key(x) == bits_key(kept)

@@ -9,6 +9,8 @@ import normops
 import normops._isa as isa
 from normops import InvalidInputError, UnsupportedError
 
+from bits import assert_same_bits
+
 try:
     import ml_dtypes
 
@@ -16,16 +18,8 @@ try:
 except ImportError:  # optional
     BF16 = None
 
-UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 SPECIALS = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-40, -3e-39, 1.1754944e-38,
             3.4e38, -3.4e38, 1e20, -1e20, 3.92, -3.92, 9.02, -9.02, 5.0, -5.0, 10.0, -10.0, 1e-8, -1e-8]
-
-
-def same_bits(a, b):
-    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    u = UINT[a.dtype.itemsize]
-    bad = np.flatnonzero(np.ascontiguousarray(a).view(u) != np.ascontiguousarray(b).view(u))
-    assert bad.size == 0, f"{bad.size} elements differ, first at flat {bad[0]}: {a.flat[bad[0]]!r} vs {b.flat[bad[0]]!r}"
 
 
 def sample(rng, shape, dtype):
@@ -45,7 +39,7 @@ def run_both(op, inputs, attrs=None, **kw):
     domain = "com.microsoft" if op == "BiasGelu" else ""
     got = normops.run(op, inputs, attrs, domain=domain, **kw)[0]
     want = normops.reference.run(op, inputs, attrs, domain=domain)[0]
-    same_bits(got, want)
+    assert_same_bits(got, want)
     return got
 
 
@@ -60,7 +54,7 @@ def test_gelu_matches_the_specification(approximate, shape):
         before = x.copy()
         got = run_both("Gelu", [x], {"approximate": approximate})
         assert got.dtype == x.dtype and got.shape == x.shape
-        same_bits(x, before)  # the input is not modified
+        assert_same_bits(x, before)  # the input is not modified
 
 
 def test_gelu_special_values():
@@ -79,7 +73,7 @@ def test_gelu_float64_and_narrow_types_are_rounded_once():
     rng = np.random.default_rng(3)
     x = rng.standard_normal(5000).astype(np.float16)
     y = normops.gelu(x)
-    same_bits(y, normops.gelu(x.astype(np.float32)).astype(np.float16))
+    assert_same_bits(y, normops.gelu(x.astype(np.float32)).astype(np.float16))
     x64 = rng.standard_normal(5000) * 3
     from scipy.special import erf
     want = 0.5 * x64 * (1 + erf(x64 / np.sqrt(2)))
@@ -103,10 +97,10 @@ def test_threads_and_levels_do_not_change_bits(op, mode):
                 for k, attrs in enumerate(attr_sets):
                     base = normops.run(op, inputs, attrs, domain=domain, mode=mode, n_threads=1)[0]
                     for t in (2, 3, 8):
-                        same_bits(normops.run(op, inputs, attrs, domain=domain, mode=mode, n_threads=t)[0], base)
+                        assert_same_bits(normops.run(op, inputs, attrs, domain=domain, mode=mode, n_threads=t)[0], base)
                     if mode == "exact":  # exact: the same bits at every level
                         ref.setdefault(k, base)
-                        same_bits(base, ref[k])
+                        assert_same_bits(base, ref[k])
             finally:
                 isa.kernels.set_threads_always(old)
 
@@ -121,7 +115,7 @@ def fast_bound_ok(x, fast, exact):
     with np.errstate(invalid="ignore"):
         err = np.abs(fast.astype(np.float64) - exact.astype(np.float64))
     assert np.all(err[finite] <= bound[finite]), np.max(err[finite] / bound[finite])
-    same_bits(fast[~finite], exact[~finite])
+    assert_same_bits(fast[~finite], exact[~finite])
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
@@ -135,7 +129,8 @@ def test_fast_is_within_its_bound(approximate):
             fast_bound_ok(x, normops.gelu(x, approximate=approximate, mode="fast"), exact)
     # float64 has one flavour
     x64 = x.astype(np.float64)
-    same_bits(normops.gelu(x64, approximate=approximate, mode="fast"), normops.gelu(x64, approximate=approximate))
+    assert_same_bits(normops.gelu(x64, approximate=approximate, mode="fast"),
+                     normops.gelu(x64, approximate=approximate))
 
 
 def test_gelu_errors():
@@ -147,11 +142,11 @@ def test_gelu_errors():
     with pytest.raises(UnsupportedError, match="Gelu: not defined at opset 19"):
         normops.gelu(x, opset=19)
     y = normops.run("Gelu", [x], {"approximate": b"tanh"})[0]
-    same_bits(y, normops.gelu(x, approximate="tanh"))
+    assert_same_bits(y, normops.gelu(x, approximate="tanh"))
     # bytes, as ONNX protos hold strings, in the named function too
     z = np.linspace(-4, 4, 37, dtype=np.float32)
-    same_bits(normops.gelu(z, approximate=b"tanh"), normops.gelu(z, approximate="tanh"))
-    same_bits(normops.gelu(z, approximate=b"none"), normops.gelu(z))
+    assert_same_bits(normops.gelu(z, approximate=b"tanh"), normops.gelu(z, approximate="tanh"))
+    assert_same_bits(normops.gelu(z, approximate=b"none"), normops.gelu(z))
     with pytest.raises(InvalidInputError, match="Gelu: attribute 'approximate'"):
         normops.gelu(z, approximate=b"erf")
 
@@ -168,10 +163,10 @@ def test_bias_gelu_matches_the_specification(shape):
         with np.errstate(over="ignore", invalid="ignore"):
             s = (a.astype(np.float32) + b.astype(np.float32)) if dtype != np.float64 else a + b
             if dtype in (np.float32, np.float64):
-                same_bits(got, normops.gelu(s))
+                assert_same_bits(got, normops.gelu(s))
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     b = np.array([0.5, -1, 2, -3], np.float32)
-    same_bits(normops.bias_gelu(a, b), normops.gelu(a + b))
+    assert_same_bits(normops.bias_gelu(a, b), normops.gelu(a + b))
 
 
 def test_bias_gelu_errors():
@@ -216,16 +211,16 @@ def test_named_functions_direct_route_gives_the_general_paths_bits(results_of):
                         y = normops.gelu(x, approximate=approximate, **kw)
                         assert taken == [True]
                         general = gelu_module.GELU.call((x,), {"approximate": approximate}, None, mode, n_threads)
-                        same_bits(y, general[0])
+                        assert_same_bits(y, general[0])
                         del taken[:]  # normops.run (the run_fast hook) takes the direct route too
-                        same_bits(normops.run("Gelu", [x], {"approximate": approximate.encode()}, **kw)[0], y)
+                        assert_same_bits(normops.run("Gelu", [x], {"approximate": approximate.encode()}, **kw)[0], y)
                         assert taken == [True]
                     del taken[:]
                     y = normops.bias_gelu(x, b, **kw)
                     assert taken == [True]
-                    same_bits(y, gelu_module.BIAS_GELU.call((x, b), {}, None, mode, n_threads)[0])
+                    assert_same_bits(y, gelu_module.BIAS_GELU.call((x, b), {}, None, mode, n_threads)[0])
                     del taken[:]
-                    same_bits(normops.run("BiasGelu", [x, b], domain="com.microsoft", **kw)[0], y)
+                    assert_same_bits(normops.run("BiasGelu", [x, b], domain="com.microsoft", **kw)[0], y)
                     assert taken == [True]
     x = sample(rng, (6, 8), np.float32)
     # other inputs fall back (and still give the general path's bits)
@@ -235,12 +230,12 @@ def test_named_functions_direct_route_gives_the_general_paths_bits(results_of):
         del taken[:]
         y = normops.gelu(other)
         assert taken in ([], [False])
-        same_bits(y, normops.run("Gelu", [other])[0])
+        assert_same_bits(y, normops.run("Gelu", [other])[0])
     reversed_bias = x[0][::-1]  # not contiguous
     del taken[:]
     y = normops.bias_gelu(x, reversed_bias)
     assert taken == [False]
-    same_bits(y, normops.run("BiasGelu", [x, reversed_bias.copy()], domain="com.microsoft")[0])
+    assert_same_bits(y, normops.run("BiasGelu", [x, reversed_bias.copy()], domain="com.microsoft")[0])
     with pytest.raises(InvalidInputError, match="n_threads"):
         normops.gelu(x, n_threads=0)
     with pytest.raises(InvalidInputError, match="mode"):
@@ -272,9 +267,9 @@ def test_erf_tanh_error_bounds(name):
         module = isa.load(level)
         z = np.empty_like(x)
         getattr(module, f"{name}32_into")(x, z, 2)
-        same_bits(z, y)
+        assert_same_bits(z, y)
         getattr(module, f"{name}32_into")(x, z, 1, True)  # the one-at-a-time loop
-        same_bits(z, y)
+        assert_same_bits(z, y)
         getattr(module, f"{name}32_fast_into")(x, f)
         assert ulp_error(f, ref).max() <= 2.5, level
     # float64: against mpmath on a sample (scipy's own erf is 2-3 ulp off at times)
@@ -310,7 +305,7 @@ def test_fast_erf_at_interval_edges_saturation_and_subnormals():
         f, g = np.empty_like(x), np.empty_like(x)
         module.erf32_fast_into(x, f)
         module.erf32_fast_into(x, g, 1, True)
-        same_bits(g, f)
+        assert_same_bits(g, f)
         assert ulp_error(f, ref).max() <= (FAST_ERF_AVX2_MAX if level == "avx2" else 2.5), level
 
 
@@ -327,14 +322,14 @@ def test_fast_erf_gelu_is_the_formula_on_the_levels_fast_erf():
         exact = np.empty_like(v)
         module.gelu_flat(v, None, exact, False, False, 1)
         if level == "avx512":
-            same_bits(y, exact)
+            assert_same_bits(y, exact)
             continue
         g = np.empty_like(v)
         module.erf32_fast_into(v * np.float32(0.70710678118654752440), g)
         with np.errstate(invalid="ignore", over="ignore"):
             want = (np.float32(0.5) * v) * (np.float32(1) + g)
         want[np.isnan(want)] = np.float32(np.nan)
-        same_bits(y, want)
+        assert_same_bits(y, want)
         if level == "avx2":
             assert (y.view(np.uint32) != exact.view(np.uint32)).any()
 
@@ -435,7 +430,7 @@ def test_poly32_kernel_is_the_specification(name):
         for threads, scalar in ((1, False), (3, False), (1, True)):
             y = np.empty_like(x)
             getattr(module, f"{name}32_into")(x, y, threads, scalar)
-            same_bits(y, want)
+            assert_same_bits(y, want)
 
 
 @pytest.mark.parametrize("name", ["erf", "tanh"])
@@ -506,5 +501,5 @@ def test_outputs_at_every_alignment_give_the_same_bits(bias):
                         ybuf = np.full(n + 16, 7, np.float32)
                         y = ybuf[yoff:yoff + n]
                         mod.gelu_flat(xs, b, y, tanh, fast, 1)
-                        same_bits(y, want)
+                        assert_same_bits(y, want)
                         assert (ybuf[:yoff] == 7).all() and (ybuf[yoff + n:] == 7).all()

@@ -15,6 +15,8 @@ import pytest
 
 import normops
 
+from bits import bits
+
 BIG = 2**31
 GiB = 2**30
 
@@ -35,10 +37,6 @@ def _available_bytes():
 def _need(gib):
     if _available_bytes() < gib * GiB:
         pytest.skip(f"needs {gib} GiB of free memory")
-
-
-def _bits(a):
-    return np.asarray(a).view(np.uint32)
 
 
 def _rows_case(cols=1024):
@@ -64,12 +62,12 @@ def test_row_normalizations_past_2_31(mode):
     y = normops.layer_normalization(x, w, b, mode=mode, n_threads=2)
     for r in picked:
         alone = normops.layer_normalization(x[r:r + 1], w, b, mode=mode, n_threads=1)
-        assert (_bits(y[r:r + 1]) == _bits(alone)).all(), r
+        assert (bits(y[r:r + 1]) == bits(alone)).all(), r
     del y
     y = normops.rms_normalization(x, w, mode=mode, n_threads=2)
     for r in picked:
         alone = normops.rms_normalization(x[r:r + 1], w, mode=mode, n_threads=1)
-        assert (_bits(y[r:r + 1]) == _bits(alone)).all(), r
+        assert (bits(y[r:r + 1]) == bits(alone)).all(), r
 
 
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
@@ -81,7 +79,7 @@ def test_softmax_family_past_2_31(op, mode):
     y = fn(x, axis=-1, mode=mode, n_threads=2)
     for r in picked:
         alone = fn(x[r:r + 1], axis=-1, mode=mode, n_threads=1)
-        assert (_bits(y[r:r + 1]) == _bits(alone)).all(), r
+        assert (bits(y[r:r + 1]) == bits(alone)).all(), r
 
 
 @pytest.mark.parametrize("mode", ["exact", "fast"])
@@ -93,8 +91,8 @@ def test_elementwise_past_2_31(mode):
     tail = np.linspace(-30, 30, 4099 + 64, dtype=np.float32)
     x[-tail.size:] = tail
     y = normops.sigmoid(x, mode=mode, n_threads=2)
-    assert (_bits(y[-tail.size:]) == _bits(normops.sigmoid(tail, mode=mode, n_threads=1))).all()
-    assert (_bits(y[:5]) == _bits(normops.sigmoid(x[:5], mode=mode))).all()
+    assert (bits(y[-tail.size:]) == bits(normops.sigmoid(tail, mode=mode, n_threads=1))).all()
+    assert (bits(y[:5]) == bits(normops.sigmoid(x[:5], mode=mode))).all()
 
 
 def test_instance_normalization_channel_past_2_31():

@@ -21,6 +21,9 @@ import normops
 import normops._isa
 import normops.reference
 from normops import InvalidInputError, UnsupportedError
+from normops._spec import ROW_CHUNK_ELEMENTS
+
+from bits import UINT, assert_same_bits, bits
 
 try:
     import ml_dtypes
@@ -47,36 +50,10 @@ FLOAT_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
 if BF16 is not None:
     FLOAT_DTYPES.append(BF16)
 
-UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
 
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-def bits(a):
-    """Unsigned-integer view of the array's bytes (native order)."""
-    a = np.asarray(a)
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    return np.ascontiguousarray(a).view(UINT[a.dtype.itemsize])
-
-
-def assert_same_bits(got, want, label=""):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, f"{label}: dtype {got.dtype} != {want.dtype}"
-    assert got.shape == want.shape, f"{label}: shape {got.shape} != {want.shape}"
-    gb, wb = bits(got), bits(want)
-    bad = np.argwhere(gb != wb)
-    if bad.size:
-        i = tuple(bad[0])
-        width = 2 * got.dtype.itemsize
-        raise AssertionError(
-            f"{label}: {len(bad)} of {gb.size} elements differ; first at {i}: "
-            f"got {got[i]!r} (0x{int(gb[i]):0{width}x}), "
-            f"want {want[i]!r} (0x{int(wb[i]):0{width}x})"
-        )
-
 
 def assert_outputs_equal(got, want, label=""):
     assert isinstance(got, (list, tuple)), type(got)
@@ -446,7 +423,8 @@ def parallel_even_when_small():
 @pytest.mark.parametrize("op", OPS)
 def test_small_inputs_on_the_parallel_path(op, parallel_even_when_small):
     rng = np.random.default_rng([OPSET[op], 77])
-    for shape in [(2, 1), (9, 3), (5, 16384), (3, 16385), (300, 57), (17, 1000), (1025, 16)]:
+    for shape in [(2, 1), (9, 3), (5, ROW_CHUNK_ELEMENTS), (3, ROW_CHUNK_ELEMENTS + 1), (300, 57), (17, 1000),
+                  (1025, 16)]:
         dtype = np.dtype(rng.choice([np.float32, np.float64, np.float16]))
         inputs = make_inputs(op, rng, shape, 1, dtype, special=True)
         want = normops.reference.run(op, inputs, {"axis": 1}, opset=OPSET[op])

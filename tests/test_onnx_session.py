@@ -20,23 +20,14 @@ import normops  # noqa: E402
 from normops import InvalidInputError, UnsupportedError, _registry  # noqa: E402
 from normops.onnx import Backend, ExactBackend, FastBackend, InferenceSession, PLUMBING_OPERATORS  # noqa: E402
 
+from bits import assert_same_array_bits  # noqa: E402
+
 try:
     import onnxruntime as ort
 except ImportError:  # optional
     ort = None
 
 needs_ort = pytest.mark.skipif(ort is None, reason="onnxruntime is not installed")
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def same_bits(a, b):
-    assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    if a.dtype.kind in "fV":
-        u = UINT[a.dtype.itemsize]
-        a, b = np.ascontiguousarray(a).view(u), np.ascontiguousarray(b).view(u)
-    bad = np.flatnonzero(a != b)
-    assert bad.size == 0, f"{bad.size} elements differ, first at flat {bad[0]}"
 
 
 def make_model(nodes, inputs, outputs, initializers=(), opset=17, extra_opsets=(), **kwargs):
@@ -105,10 +96,10 @@ def test_block_is_bit_identical_to_the_functions(mode):
     x = batch()
     probs, mean = session.run(None, {"x": x})
     want_probs, want_mean = direct(x, mode)
-    same_bits(probs, want_probs)
-    same_bits(mean, want_mean)
+    assert_same_array_bits(probs, want_probs)
+    assert_same_array_bits(mean, want_mean)
     (only_probs,) = session.run(["probs"], {"x": x})
-    same_bits(only_probs, want_probs)
+    assert_same_array_bits(only_probs, want_probs)
 
 
 @needs_ort
@@ -139,7 +130,7 @@ def test_model_from_proto_bytes_path_and_external_data(tmp_path):
                    str(external)):
         got = InferenceSession(source).run(None, {"x": x})
         for g, w in zip(got, want):
-            same_bits(g, w)
+            assert_same_array_bits(g, w)
     # external data that was not loaded cannot be read
     bare = onnx.load(str(external), load_external_data=False)
     with pytest.raises(InvalidInputError, match="'scale'.*external file"):
@@ -238,7 +229,7 @@ def test_unsorted_graph_runs_and_cycles_are_refused():
     model.graph.node.extend(reversed(nodes))
     x = batch(seed=3)
     for g, w in zip(InferenceSession(model).run(None, {"x": x}), InferenceSession(transformer_block()).run(None, {"x": x})):
-        same_bits(g, w)
+        assert_same_array_bits(g, w)
     cycle = make_model([h.make_node("Identity", ["b"], ["a"]), h.make_node("Identity", ["a"], ["b"]),
                         h.make_node("Add", ["a", "x"], ["y"])],
                        [h.make_tensor_value_info("x", T.FLOAT, [2])], [h.make_tensor_value_info("y", T.FLOAT, [2])])
@@ -323,8 +314,8 @@ def test_outputs_of_one_value_are_separate_arrays():
     a, b, a2 = InferenceSession(model).run(["a", "b", "a"], {"x": x})
     want = normops.ops.softmax(x)
     a[...] = 0
-    same_bits(b, want)
-    same_bits(a2, want)
+    assert_same_array_bits(b, want)
+    assert_same_array_bits(a2, want)
 
 
 def test_errors_of_served_nodes_name_the_node():
@@ -353,9 +344,9 @@ def test_overridable_initializer_and_optional_inputs():
     assert [a.name for a in session.get_inputs()] == ["x"]
     assert [a.name for a in session.get_overridable_initializers()] == ["scale"]
     x = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
-    same_bits(session.run(None, {"x": x})[0], normops.layer_normalization(x, scale))
+    assert_same_array_bits(session.run(None, {"x": x})[0], normops.layer_normalization(x, scale))
     other = np.linspace(-1, 1, 4, dtype=np.float32)
-    same_bits(session.run(None, {"x": x, "scale": other})[0], normops.layer_normalization(x, other))
+    assert_same_array_bits(session.run(None, {"x": x, "scale": other})[0], normops.layer_normalization(x, other))
 
 
 # --------------------------------------------------------------------------
@@ -417,7 +408,7 @@ def test_layer_normalization_computes_only_the_declared_outputs(monkeypatch, dec
     want = {"y": y, "mean": mean, "inv": inv}
     assert len(got) == len([n for n in declared if n])
     for name, value in zip([n for n in declared if n], got):
-        same_bits(value, want[name])
+        assert_same_array_bits(value, want[name])
 
 
 def test_intermediate_values_are_freed_after_their_last_use(monkeypatch):
@@ -446,15 +437,15 @@ def test_default_mode_follows_the_calling_threads_config():
     exact = session.run(["probs"], {"x": x})[0]
     with normops.config(mode="fast"):
         fast = session.run(["probs"], {"x": x})[0]
-    same_bits(exact, direct(x, "exact")[0])
-    same_bits(fast, direct(x, "fast")[0])
+    assert_same_array_bits(exact, direct(x, "exact")[0])
+    assert_same_array_bits(fast, direct(x, "fast")[0])
 
 
 def test_exact_results_do_not_depend_on_threads():
     x = batch(rows=2048, seed=6)
     results = [InferenceSession(transformer_block(), n_threads=n).run(None, {"x": x}) for n in (1, 2)]
     for a, b in zip(*results):
-        same_bits(a, b)
+        assert_same_array_bits(a, b)
 
 
 def test_concurrent_runs_of_one_session_give_the_serial_bits():
@@ -466,7 +457,7 @@ def test_concurrent_runs_of_one_session_give_the_serial_bits():
             concurrent = list(pool.map(lambda x: session.run(None, {"x": x}), inputs * 2))
             for got, want in zip(concurrent, serial * 2):
                 for g, w in zip(got, want):
-                    same_bits(g, w)
+                    assert_same_array_bits(g, w)
 
 
 def test_concurrent_runs_in_different_flavours():
@@ -482,7 +473,7 @@ def test_concurrent_runs_in_different_flavours():
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         for mode, got in pool.map(run, ["exact", "fast"] * 4):
-            same_bits(got, want[mode])
+            assert_same_array_bits(got, want[mode])
 
 
 # --------------------------------------------------------------------------
@@ -554,9 +545,9 @@ def test_plumbing_matches_onnxruntime_exactly(op_type, opset, attributes, inputs
     snapshots = [a.copy() for a in inputs]
     (got,) = InferenceSession(model).run(None, feeds)
     (want,) = ort_run(model, feeds)
-    same_bits(got, want)
+    assert_same_array_bits(got, want)
     for a, b in zip(inputs, snapshots):
-        same_bits(a, b)
+        assert_same_array_bits(a, b)
 
 
 @needs_ort
@@ -571,7 +562,7 @@ def test_cast_to_bfloat16_matches_onnxruntime():
                        [h.make_tensor_value_info("x", T.FLOAT, [x.size])], [h.make_tensor_value_info("y", T.FLOAT, [x.size])],
                        opset=13)
     (got,) = InferenceSession(model).run(None, {"x": x})
-    same_bits(got, ort_run(model, {"x": x})[0])
+    assert_same_array_bits(got, ort_run(model, {"x": x})[0])
     assert got[0] == 1.0 and got[1] == np.float32(1 + 2.0 ** -6)  # ties to even
 
 
@@ -588,10 +579,10 @@ def test_constant_values():
     model = make_model(nodes, [], [h.make_tensor_value_info(n, t, s) for n, t, s in
                                    [("a", T.FLOAT, [2]), ("b", T.INT64, []), ("c", T.INT64, [2]), ("d", T.INT32, [1, 2])]])
     a, b, c, d = InferenceSession(model).run(None, {})
-    same_bits(a, np.array([1.5, -2.0], np.float32))
-    same_bits(b, np.array(3, np.int64))
-    same_bits(c, np.array([4, 5], np.int64))
-    same_bits(d, np.array([[1, 2]], np.int32))
+    assert_same_array_bits(a, np.array([1.5, -2.0], np.float32))
+    assert_same_array_bits(b, np.array(3, np.int64))
+    assert_same_array_bits(c, np.array([4, 5], np.int64))
+    assert_same_array_bits(d, np.array([[1, 2]], np.int32))
 
 
 @pytest.mark.parametrize("op_type, attributes, inputs, message", [
@@ -628,12 +619,12 @@ def test_simplified_layer_normalization_model():
                        [nh.from_array(scale, "scale")])
     x = np.random.default_rng(9).standard_normal((5, 16)).astype(np.float32)
     (y,) = InferenceSession(model).run(None, {"x": x})
-    same_bits(y, normops.simplified_layer_normalization(x, scale, epsilon=1e-6))
+    assert_same_array_bits(y, normops.simplified_layer_normalization(x, scale, epsilon=1e-6))
     np.testing.assert_allclose(y, ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
     # unsorted, behind a plumbing node: checked as a sorted copy with the node in a private domain
     model.graph.node[0].input[0] = "x1"
     model.graph.node.append(h.make_node("Identity", ["x"], ["x1"]))
-    same_bits(InferenceSession(model).run(None, {"x": x})[0], y)
+    assert_same_array_bits(InferenceSession(model).run(None, {"x": x})[0], y)
     assert model.graph.node[0].domain == "" and model.graph.node[0].op_type == "SimplifiedLayerNormalization"
 
 
@@ -648,13 +639,13 @@ def test_backend_prepare_run_and_run_node():
     rep = Backend.prepare(model)
     for outputs in (rep.run([x]), rep.run({"x": x}), rep.run(x), Backend.run_model(model, [x])):
         assert len(outputs) == 2
-        same_bits(outputs[0], want[0])
-        same_bits(outputs["mean"], want[1])
+        assert_same_array_bits(outputs[0], want[0])
+        assert_same_array_bits(outputs["mean"], want[1])
     node = h.make_node("Softmax", ["x"], ["y"], axis=0)
     (y,) = ExactBackend.run_node(node, [x])
-    same_bits(y, normops.ops.softmax(x, axis=0, mode="exact"))
+    assert_same_array_bits(y, normops.ops.softmax(x, axis=0, mode="exact"))
     (y,) = FastBackend.run_node(node, [x], opset_version=13)
-    same_bits(y, normops.ops.softmax(x, axis=0, mode="fast"))
+    assert_same_array_bits(y, normops.ops.softmax(x, axis=0, mode="fast"))
     assert Backend.supports_device("CPU") and not Backend.supports_device("CUDA")
     with pytest.raises(UnsupportedError, match="device 'CUDA'"):
         Backend.prepare(model, "CUDA")
@@ -709,8 +700,8 @@ def test_run_model_command(tmp_path, capsys):
     assert main(["run-model", str(model_path), "-i", f"x={tmp_path / 'x.npy'}", "-o", str(saved), "--mode", "fast"]) == 0
     want = InferenceSession(transformer_block(), mode="fast").run(None, {"x": x})
     with np.load(saved) as data:
-        same_bits(data["probs"], want[0])
-        same_bits(data["mean"], want[1])
+        assert_same_array_bits(data["probs"], want[0])
+        assert_same_array_bits(data["mean"], want[1])
     assert "probs: float32 [14, 24]" in capsys.readouterr().out
 
     np.save(tmp_path / "x64.npy", x.astype(np.float64))
@@ -753,7 +744,8 @@ def test_batch_norm_statistics_outside_training_mode_are_refused_at_load():
     # Y alone, absent optional outputs, and training mode load and run.
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     (y,) = InferenceSession(_batch_norm_model(15, ["y", "", ""])).run(None, {"x": x})
-    same_bits(y, normops.batch_normalization(x, *(np.full(3, v, np.float32) for v in (1.5, 0.25, 0.5, 2.0))))
+    assert_same_array_bits(
+        y, normops.batch_normalization(x, *(np.full(3, v, np.float32) for v in (1.5, 0.25, 0.5, 2.0))))
     y, rm, rv = InferenceSession(_batch_norm_model(15, ["y", "rm", "rv"], training_mode=1)).run(None, {"x": x})
     assert rm.shape == rv.shape == (3,)
 
@@ -773,25 +765,25 @@ def test_legacy_batch_norm_training_forms_run():
         assert len(want) == 5
         got = InferenceSession(_batch_norm_model(opset, ["y", "mean", "var", "sm", "sv"])).run(None, {"x": x})
         for a, b in zip(got, want):
-            same_bits(a, b)
+            assert_same_array_bits(a, b)
         got = InferenceSession(_batch_norm_model(opset, ["y", "mean", "var", "", ""])).run(None, {"x": x})
         assert len(got) == 3
         for a, b in zip(got, want):
-            same_bits(a, b)
+            assert_same_array_bits(a, b)
         # Y alone (or only empty names): inference with the given statistics
         inference = normops.batch_normalization(x, *params, opset=opset)
         for outputs in (["y"], ["y", "", "", "", ""]):
             (y,) = InferenceSession(_batch_norm_model(opset, outputs)).run(None, {"x": x})
-            same_bits(y, inference)
+            assert_same_array_bits(y, inference)
     # opsets 1 and 6: is_test=0, the default, trains, with Y alone too
     train6 = normops.batch_normalization(x, *params, opset=6, is_test=0, full_output=True)
     (y,) = InferenceSession(_batch_norm_model(6, ["y"])).run(None, {"x": x})
-    same_bits(y, train6[0])
+    assert_same_array_bits(y, train6[0])
     got = InferenceSession(_batch_norm_model(6, ["y", "mean", "var", "sm", "sv"])).run(None, {"x": x})
     for a, b in zip(got, train6):
-        same_bits(a, b)
+        assert_same_array_bits(a, b)
     (y,) = InferenceSession(_batch_norm_model(6, ["y"], is_test=1)).run(None, {"x": x})
-    same_bits(y, normops.batch_normalization(x, *params, opset=9))
+    assert_same_array_bits(y, normops.batch_normalization(x, *params, opset=9))
     assert not np.array_equal(y, train6[0])
 
 

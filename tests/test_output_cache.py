@@ -12,6 +12,8 @@ from normops import _isa as isa
 
 from numpy._core.multiarray import get_handler_name
 
+from bits import assert_same_bits
+
 MIB = 1 << 20
 
 
@@ -26,11 +28,6 @@ def _restore_config():
         pytest.skip("this build keeps no blocks (an AddressSanitizer build)")
     yield
     normops.set_config(**saved)
-
-
-def same_bits(a, b):
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
 def rows(rng, n, cols=1024):
@@ -129,7 +126,7 @@ def test_a_reused_block_never_shows_through():
                         del dirty
                         got = call(x, mode=mode, n_threads=threads)
                         assert abs(got.ctypes.data - address) < 4096  # the block reused, placed for x
-                        same_bits(got, want)
+                        assert_same_bits(got, want)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="page-fault counts from getrusage")
@@ -168,7 +165,7 @@ def test_threads_taking_and_freeing_blocks_at_once():
     def work(i):
         for _ in range(25):
             y = normops.ops.softmax(inputs[i], n_threads=1)
-            same_bits(y, want[i])
+            assert_same_bits(y, want[i])
             assert isa.kernels.output_cache_held() <= 8 * MIB
         return True
 

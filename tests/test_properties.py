@@ -28,6 +28,8 @@ from normops._registry import lookup, served_operators  # noqa: E402
 from normops.compare_ort.cases import GENERATORS, Gen  # noqa: E402
 from normops.compare_ort.comparison import _dtype  # noqa: E402
 
+from bits import bits  # noqa: E402
+
 try:
     import ml_dtypes
 except ImportError:  # pragma: no cover - ml_dtypes is a test dependency
@@ -208,13 +210,6 @@ def _outcome(fn):
         return "error", exc
 
 
-def _bits(a):
-    a = np.asarray(a)
-    if a.dtype.kind == "f" or (ml_dtypes is not None and a.dtype == np.dtype(ml_dtypes.bfloat16)):
-        return a.view(f"u{a.dtype.itemsize}")
-    return a
-
-
 def _assert_same_outputs(got, want, what):
     assert len(got) == len(want), what
     for i, (g, w) in enumerate(zip(got, want)):
@@ -222,7 +217,7 @@ def _assert_same_outputs(got, want, what):
         if g is None:
             continue
         assert g.dtype == w.dtype and g.shape == w.shape, (what, i, g.dtype, g.shape, w.dtype, w.shape)
-        np.testing.assert_array_equal(_bits(g), _bits(w), err_msg=f"{what}: output {i}")
+        np.testing.assert_array_equal(bits(g), bits(w), err_msg=f"{what}: output {i}")
 
 
 def _check_error(exc, op_type):

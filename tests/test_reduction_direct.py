@@ -19,17 +19,14 @@ import normops._isa
 import normops.ops
 import normops.reference
 from normops import InvalidInputError, UnsupportedError
+from normops._spec import LONG_TERMS
 
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+from bits import UINT, bits
+
 RNG = np.random.default_rng(20261130)
 FLOATS = [np.float32, np.float64]
 # (cum_named, the named CumSum/CumProd route, calls cum_direct in C: spied on itself)
 DIRECT_ENTRIES = ("reduce_direct", "arg_direct", "cum_direct", "cum_named")
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.view(UINT[a.dtype.itemsize])
 
 
 class Routes:
@@ -195,12 +192,12 @@ def test_arg_reductions_same_bits(routes, dtype, shape):
 
 def test_long_reductions_same_bits(routes):
     """Reductions of 2^20 terms and more go in blocks (docs/specification.md §11.4)."""
-    x = special((1 << 20) + 37, np.float32)
+    x = special(LONG_TERMS + 37, np.float32)
     for f in (normops.sum, normops.max, normops.logsumexp, normops.argmin):
         got, want, took = routes.both(f, x, n_threads=2)
         assert_identical(got, want, f.__name__)
         assert took
-    got, want, took = routes.both(normops.ops.reduce_sum, x.reshape(-1, 1)[:1 << 20], [0], n_threads=3)
+    got, want, took = routes.both(normops.ops.reduce_sum, x.reshape(-1, 1)[:LONG_TERMS], [0], n_threads=3)
     assert_identical(got, want, "ReduceSum column")
     assert took
 

@@ -15,6 +15,9 @@ import normops.reference
 from normops import InvalidInputError, UnsupportedError
 from normops.reference import _reduce as spec
 from normops.reference import sum16
+from normops._spec import BLOCK_TERMS, LONG_TERMS
+
+from bits import assert_same_bits, bits
 
 try:
     import ml_dtypes
@@ -26,22 +29,7 @@ except ImportError:  # optional dependency
 OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]
 FLOATS = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)] + ([BF16] if BF16 else [])
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 RNG = np.random.default_rng(20261129)
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.view(UINT[a.dtype.itemsize])
-
-
-def assert_same_bits(got, want, label=""):
-    assert got.dtype == want.dtype, f"{label}: dtype {got.dtype} != {want.dtype}"
-    assert got.shape == want.shape, f"{label}: shape {got.shape} != {want.shape}"
-    bad = np.argwhere(bits(got) != bits(want))
-    if bad.size:
-        i = tuple(bad[0])
-        raise AssertionError(f"{label}: {len(bad)} of {got.size} differ; first at {i}: {got[i]!r} != {want[i]!r}")
 
 
 def run(op, x, axes=None, opset=None, **kw):
@@ -86,7 +74,7 @@ def test_kernels_match_the_reference(op, dtype):
 def test_thread_counts_and_isa_builds_give_the_same_bits(op):
     # row layout, column layout with an outer run, and the long-reduction
     # blocks of docs/specification.md §11.4 in both layouts
-    cases = [((64, 4096), [1]), ((32, 300, 600), [1]), (((1 << 20) + 77,), [0]), (((1 << 20) + 3, 3), [0])]
+    cases = [((64, 4096), [1]), ((32, 300, 600), [1]), ((LONG_TERMS + 77,), [0]), ((LONG_TERMS + 3, 3), [0])]
     for shape, axes in cases:
         x = data(shape, np.float32, positive=op == "ReduceLogSum")
         want = ref(op, x, axes)
@@ -144,14 +132,14 @@ def test_special_values_on_every_build_and_thread_count(dtype):
 
 def test_long_reduction_is_the_sum16_of_block_sums():
     # docs/specification.md §11.4, written out independently of the model's padding
-    n = (1 << 20) + 1000
+    n = LONG_TERMS + 1000
     x = data((n,), np.float32)
-    blocks = np.array([sum16(x[i:i + (1 << 16)]) for i in range(0, n, 1 << 16)], np.float32)
+    blocks = np.array([sum16(x[i:i + BLOCK_TERMS]) for i in range(0, n, BLOCK_TERMS)], np.float32)
     assert_same_bits(run("ReduceSum", x, [0], keepdims=0), sum16(blocks))
     # column layout: blocks sequential per output (NumPy's cumsum is sequential), then Sum16
     x2 = data((n, 2), np.float32)
-    block_sums = np.stack([np.cumsum(x2[i:i + (1 << 16)], axis=0, dtype=np.float32)[-1]
-                           for i in range(0, n, 1 << 16)], 1)
+    block_sums = np.stack([np.cumsum(x2[i:i + BLOCK_TERMS], axis=0, dtype=np.float32)[-1]
+                           for i in range(0, n, BLOCK_TERMS)], 1)
     assert_same_bits(run("ReduceSum", x2, [0], keepdims=0), sum16(block_sums))
 
 
@@ -159,7 +147,7 @@ def test_long_reduction_is_the_sum16_of_block_sums():
 def test_long_rows_with_a_short_block_after_full_ones(op):
     # 18 full blocks and a short one: the kernels reduce full blocks side by
     # side and the short one on its own
-    x = data((2, (1 << 20) + (2 << 16) + 5), np.float32)
+    x = data((2, LONG_TERMS + 2 * BLOCK_TERMS + 5), np.float32)
     if op == "ReduceProd":
         x = (np.float32(1) + x * np.float32(1e-3)).astype(np.float32)
     want = ref(op, x, [1])
@@ -197,22 +185,22 @@ def test_long_products_are_block_products_multiplied_in_order(dtype):
     # docs/specification.md §11.4 written out: 20 full blocks of 2^16 and a short one,
     # each a sequential product, then multiplied in block order. Zeros,
     # -0, inf and NaN land in some blocks.
-    n = (20 << 16) + 4097
+    n = 20 * BLOCK_TERMS + 4097
     x = (np.float32(1) + data((n,), np.float32) * np.float32(1e-3)).astype(dtype)
-    blocks = [x[i:i + (1 << 16)] for i in range(0, n, 1 << 16)]
+    blocks = [x[i:i + BLOCK_TERMS] for i in range(0, n, BLOCK_TERMS)]
     with np.errstate(all="ignore"):
         def block_product(b):
             return np.cumprod(b, dtype=dtype)[-1]  # cumprod is sequential
         for case in ("plain", "zero", "inf", "nan"):
             y = x.copy()
             if case == "zero":
-                y[(3 << 16) + 5] = -0.0
+                y[3 * BLOCK_TERMS + 5] = -0.0
             elif case == "inf":
-                y[(7 << 16) + 100] = np.inf
+                y[7 * BLOCK_TERMS + 100] = np.inf
                 y[n - 3] = -np.inf
             elif case == "nan":
-                y[(19 << 16) + 9] = np.nan
-            parts = [block_product(y[i:i + (1 << 16)]) for i in range(0, n, 1 << 16)]
+                y[19 * BLOCK_TERMS + 9] = np.nan
+            parts = [block_product(y[i:i + BLOCK_TERMS]) for i in range(0, n, BLOCK_TERMS)]
             want = np.cumprod(np.array(parts, dtype), dtype=dtype)[-1:]
             if np.isnan(want).any():
                 want = spec.canonical_nan(want)
@@ -228,7 +216,7 @@ def test_long_products_are_block_products_multiplied_in_order(dtype):
 def test_long_integer_products_wrap_around():
     # blocks in both layouts; wrap-around products have one value whatever the
     # order (odd factors, so the products never wrap to 0)
-    x = RNG.integers(-5, 5, size=(1 << 20) + 333, dtype=np.int64) * 2 + 1
+    x = RNG.integers(-5, 5, size=LONG_TERMS + 333, dtype=np.int64) * 2 + 1
     for dtype in ("int32", "uint32", "int64", "uint64"):
         y = x.astype(dtype)
         want = np.multiply.reduce(y, dtype=y.dtype)
@@ -390,7 +378,7 @@ def test_every_opset_reads_axes_where_it_is_defined(op):
 def test_integer_kernels_match_the_reference(dtype):
     ops = ["ReduceMax", "ReduceMin"] if np.dtype(dtype).itemsize == 1 else OPS
     info = np.iinfo(dtype)
-    for shape, axes in SHAPES_AXES + [(((1 << 20) + 77,), [0]), ((64, 4096), [0])]:
+    for shape, axes in SHAPES_AXES + [((LONG_TERMS + 77,), [0]), ((64, 4096), [0])]:
         x = RNG.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
         if np.prod(shape) < 10 ** 5:
             x.ravel()[::5] = RNG.integers(-3, 4, size=x.ravel()[::5].shape).astype(dtype)  # small values too

@@ -19,6 +19,8 @@ from normops.reference._norms import (
 )
 from normops.reference._sum16 import canonical_nan, sum16
 
+from bits import assert_same_bits, bits
+
 try:
     import ml_dtypes
 
@@ -26,25 +28,6 @@ try:
 except ImportError:  # optional dependency
     ml_dtypes = None
     BF16 = None
-
-UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def bits(a):
-    a = np.asarray(a)
-    return np.ascontiguousarray(a).view(UINT[a.dtype.itemsize])
-
-
-def assert_bits(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    gb, wb = bits(got), bits(want)
-    bad = np.argwhere(gb != wb)
-    assert bad.size == 0, (
-        f"{len(bad)} of {gb.size} differ; first at {tuple(bad[0])}: "
-        f"got {got[tuple(bad[0])]!r} want {want[tuple(bad[0])]!r}"
-    )
 
 
 # --------------------------------------------------------------------------
@@ -94,14 +77,14 @@ def test_sum16_matches_scalar_loop(dtype):
             got = sum16(x)
             assert got.dtype == dtype and got.shape == (3,)
             want = np.array([scalar_sum16(r, dtype) for r in x], dtype=dtype)
-            assert_bits(got, want)
+            assert_same_bits(got, want)
 
 
 def test_sum16_leading_shape_and_dtype():
     x = np.arange(2 * 3 * 20, dtype=np.float32).reshape(2, 3, 20)
     got = sum16(x)
     assert got.shape == (2, 3) and got.dtype == np.float32
-    assert_bits(got, x.sum(axis=-1, dtype=np.float64).astype(np.float32))
+    assert_same_bits(got, x.sum(axis=-1, dtype=np.float64).astype(np.float32))
 
 
 def test_sum16_rejects_other_dtypes():
@@ -124,7 +107,7 @@ def test_sum16_differs_from_left_to_right():
     # Sum16: the ones sit in partials 1 and 3, meet in the tree (b[1]+b[3]
     # = 2) and only then meet 2**24, exactly.
     assert sum16(x) == big + np.float32(2)
-    assert_bits(sum16(x[None, :])[0], scalar_sum16(x, np.float32))
+    assert_same_bits(sum16(x[None, :])[0], scalar_sum16(x, np.float32))
 
 
 BIG = 2.0**24  # 2**24 + 1 is not a float32: a lone 1 added to it is lost
@@ -163,7 +146,7 @@ def test_sum16_float32_stays_float32():
 def test_sum16_signed_zero():
     neg = np.full((2, 35), -0.0, dtype=np.float32)
     # Partials start at +0, and +0 + -0 = +0.
-    assert_bits(sum16(neg), np.zeros(2, dtype=np.float32))
+    assert_same_bits(sum16(neg), np.zeros(2, dtype=np.float32))
     assert bits(sum16(np.zeros((1, 0), dtype=np.float64)))[0] == 0
 
 
@@ -206,10 +189,10 @@ def test_canonical_nan(dtype, utype, canon, payloads):
     before = bits(raw).copy()
     out = canonical_nan(raw)
     assert out.dtype == np.dtype(dtype)
-    assert_bits(raw, before.view(dtype))  # input untouched
+    assert_same_bits(raw, before.view(dtype))  # input untouched
     ob = bits(out)
     assert (ob[: len(payloads)] == canon).all()
-    assert_bits(out[len(payloads):], keep)  # -0 and inf keep their bits
+    assert_same_bits(out[len(payloads):], keep)  # -0 and inf keep their bits
 
 
 def test_canonical_nan_byteswapped_input():
@@ -230,7 +213,7 @@ def test_row_normalize_hand_worked():
     # mean 10/4 = 2.5; squares 2.25, .25, .25, 2.25 -> v = 5/4 = 1.25.
     assert mean[0] == np.float32(2.5)
     assert inv[0] == np.float32(1) / np.sqrt(np.float32(1.25))
-    assert_bits(y[0], np.array([-1.5, -0.5, 0.5, 1.5], dtype=np.float32) * inv[0])
+    assert_same_bits(y[0], np.array([-1.5, -0.5, 0.5, 1.5], dtype=np.float32) * inv[0])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -247,9 +230,9 @@ def test_row_normalize_matches_scalar_model(dtype, center, with_bias):
         assert y.dtype == dtype and mean.dtype == np.float32 == inv.dtype
         for r in range(3):
             wy, wm, wi = scalar_row(x[r], s, b, 1e-5, center, dtype)
-            assert_bits(y[r], wy)
-            assert_bits(mean[r], np.float32(wm))
-            assert_bits(inv[r], np.float32(wi))
+            assert_same_bits(y[r], wy)
+            assert_same_bits(mean[r], np.float32(wm))
+            assert_same_bits(inv[r], np.float32(wi))
 
 
 def test_epsilon_is_read_as_float32():
@@ -320,17 +303,17 @@ def test_layer_normalization_shapes_and_broadcast():
     assert m.dtype == np.float32 == i.dtype
     want, wm, wi = row_normalize(x.reshape(4, 15), full.reshape(15),
                                  np.tile(bias.reshape(5), 3), 1e-5, True)
-    assert_bits(y, want.reshape(x.shape))
-    assert_bits(m, wm.reshape(4, 1, 1))
+    assert_same_bits(y, want.reshape(x.shape))
+    assert_same_bits(m, wm.reshape(4, 1, 1))
     # Scale (3, 1): one value per middle index, repeated along the last dim.
     col = rng.standard_normal((3, 1)).astype(np.float32)
     y2, _, _ = layer_normalization(x, col, None, 1, 1e-5)
     want2, _, _ = row_normalize(x.reshape(4, 15), np.repeat(col[:, 0], 5),
                                 None, 1e-5, True)
-    assert_bits(y2, want2.reshape(x.shape))
+    assert_same_bits(y2, want2.reshape(x.shape))
     # Extra leading ones are dropped: (1, 1, 5) is the same as (5,).
     y3 = layer_normalization(x, full[None], bias[None], 1, 1e-5)[0]
-    assert_bits(y3, y)
+    assert_same_bits(y3, y)
 
 
 @pytest.mark.parametrize("narrow", ["float16", "bfloat16"])
@@ -346,11 +329,11 @@ def test_narrow_types_widen_then_round_once(narrow):
     wy, wm, wi = layer_normalization(x.astype(np.float32), s.astype(np.float32),
                                      b.astype(np.float32), 1, 1e-5)
     assert y.dtype == dt and m.dtype == np.float32
-    assert_bits(y, wy.astype(dt))
-    assert_bits(m, wm)
-    assert_bits(i, wi)
+    assert_same_bits(y, wy.astype(dt))
+    assert_same_bits(m, wm)
+    assert_same_bits(i, wi)
     (yr,) = rms_normalization(x, s, 1, 1e-5)
-    assert_bits(yr, rms_normalization(x.astype(np.float32), s.astype(np.float32),
+    assert_same_bits(yr, rms_normalization(x.astype(np.float32), s.astype(np.float32),
                                       1, 1e-5)[0].astype(dt))
 
 
@@ -370,16 +353,16 @@ def test_simplified_output_has_scale_dtype():
     y, inv = simplified_layer_normalization(x, s32, 1, 1e-5)
     assert y.dtype == np.float32 and inv.dtype == np.float32 and inv.shape == (3, 1)
     wy, _, wi = row_normalize(x.astype(np.float32), s32, None, 1e-5, False)
-    assert_bits(y, wy)
-    assert_bits(inv[:, 0], wi)
+    assert_same_bits(y, wy)
+    assert_same_bits(inv[:, 0], wi)
     y16, _ = simplified_layer_normalization(x.astype(np.float32),
                                             s32.astype(np.float16), 1, 1e-5)
     assert y16.dtype == np.float16
     wy16, _, _ = row_normalize(x.astype(np.float32), s32.astype(np.float16)
                                .astype(np.float32), None, 1e-5, False)
-    assert_bits(y16, wy16.astype(np.float16))
+    assert_same_bits(y16, wy16.astype(np.float16))
     # RMSNormalization and SimplifiedLayerNormalization share the arithmetic.
-    assert_bits(y, rms_normalization(x.astype(np.float32), s32, 1, 1e-5)[0])
+    assert_same_bits(y, rms_normalization(x.astype(np.float32), s32, 1, 1e-5)[0])
 
 
 def test_byteswapped_inputs_give_native_results():
@@ -391,7 +374,7 @@ def test_byteswapped_inputs_give_native_results():
                               1, 1e-5)
     for g, w in zip(got, want):
         assert g.dtype.isnative
-        assert_bits(g, w)
+        assert_same_bits(g, w)
 
 
 def test_empty_rows():
@@ -409,12 +392,12 @@ def test_rms_forms_follow_scale_dtype_and_widest_input():
     (y,) = rms_normalization(x, s16, 1, 1e-5)
     assert y.dtype == np.float16
     wy, _, _ = row_normalize(x, s16.astype(np.float64), None, 1e-5, False)
-    assert_bits(y, wy.astype(np.float16))
+    assert_same_bits(y, wy.astype(np.float16))
     y2, inv = simplified_layer_normalization(x.astype(np.float32), s16, 1, 1e-5)
     wy2, _, winv = row_normalize(x.astype(np.float32), s16.astype(np.float32), None,
                                  1e-5, False)
-    assert_bits(y2, wy2.astype(np.float16))
-    assert_bits(inv[:, 0], winv)
+    assert_same_bits(y2, wy2.astype(np.float16))
+    assert_same_bits(inv[:, 0], winv)
 
 
 def test_reference_run_uses_this_model():
@@ -429,10 +412,10 @@ def test_reference_run_uses_this_model():
     got = normops.reference.run("LayerNormalization", [x, s, b], {"axis": -2, "epsilon": 0.5},
                                 opset=17)
     for g, w in zip(got, layer_normalization(x, s, b, 1, 0.5)):
-        assert_bits(g, w)
+        assert_same_bits(g, w)
     got = normops.reference.run("SimplifiedLayerNormalization", [x, s[0]], {}, opset=1)
     for g, w in zip(got, simplified_layer_normalization(x, s[0], 2, 1e-5)):
-        assert_bits(g, w)
+        assert_same_bits(g, w)
 
 
 # ------------------------------------ found by a differential fuzz (stop 13)

@@ -11,6 +11,9 @@ import pytest
 import normops
 import normops._isa as isa
 from normops import InvalidInputError, UnsupportedError
+from normops._spec import ROW_CHUNK_ELEMENTS
+
+from bits import assert_same_bits
 
 try:
     import ml_dtypes
@@ -20,20 +23,12 @@ except ImportError:  # optional
     BF16 = None
 
 OPS = ["Softmax", "LogSoftmax", "Hardmax"]
-UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def same_bits(a, b):
-    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    u = UINT[a.dtype.itemsize]
-    bad = np.flatnonzero(np.ascontiguousarray(a).view(u) != np.ascontiguousarray(b).view(u))
-    assert bad.size == 0, f"{bad.size} elements differ, first at flat {bad[0]}: {a.flat[bad[0]]!r} vs {b.flat[bad[0]]!r}"
 
 
 def check(op, x, attrs, opset, **kw):
     got = normops.run(op, [x], attrs, opset=opset, **kw)[0]
     want = normops.reference.run(op, [x], attrs, opset=opset)[0]
-    same_bits(got, want)
+    assert_same_bits(got, want)
     return got
 
 
@@ -109,8 +104,8 @@ def test_narrow_dtypes_are_rounded_once(op):
         assert got.dtype == dtype
         wide = normops.run(op, [x.astype(np.float32)])[0]
         with np.errstate(over="ignore"):
-            same_bits(got, wide.astype(dtype))
-        same_bits(got, normops.reference.run(op, [x])[0])
+            assert_same_bits(got, wide.astype(dtype))
+        assert_same_bits(got, normops.reference.run(op, [x])[0])
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -122,7 +117,7 @@ def test_threads_and_isa_levels_do_not_change_bits(op):
         for level in isa.available_levels():
             with isa.use(level):
                 for t in (1, 2, 3, 8):
-                    same_bits(normops.run(op, [x], n_threads=t)[0], ref)
+                    assert_same_bits(normops.run(op, [x], n_threads=t)[0], ref)
     finally:
         isa.kernels.set_threads_always(old)
 
@@ -148,7 +143,7 @@ def test_inputs_are_not_modified_and_layouts_do_not_matter():
         want = normops.run(op, [x], {"axis": 1})[0]
         assert x.tobytes() == before
         for variant in (x[:, ::-1][:, ::-1], np.asfortranarray(x), x.astype(">f4")):
-            same_bits(normops.run(op, [variant], {"axis": 1})[0], want)
+            assert_same_bits(normops.run(op, [variant], {"axis": 1})[0], want)
 
 
 def test_errors():
@@ -195,8 +190,8 @@ def test_scipy_style_zero_dimensional_input():
 
 def test_scipy_style_matches_the_operator_bits():
     x = np.random.default_rng(5).standard_normal((4, 9)).astype(np.float32)
-    same_bits(normops.softmax(x, axis=1), normops.run("Softmax", [x], {"axis": 1})[0])
-    same_bits(normops.log_softmax(x, axis=0), normops.run("LogSoftmax", [x], {"axis": 0})[0])
+    assert_same_bits(normops.softmax(x, axis=1), normops.run("Softmax", [x], {"axis": 1})[0])
+    assert_same_bits(normops.log_softmax(x, axis=0), normops.run("LogSoftmax", [x], {"axis": 0})[0])
     with pytest.raises(InvalidInputError, match="axis"):
         normops.softmax(x, axis=(1, 1))
 
@@ -222,12 +217,13 @@ def test_columns_get_the_row_bits(shape, axis):
                         fast = np.moveaxis(normops.ops.softmax(rows, mode="fast") if op == "Softmax"
                                            else normops.ops.log_softmax(rows, mode="fast"), -1, axis)
                         for threads in (1, 2, 3, 8):
-                            same_bits(ours(x, axis=axis, n_threads=threads), want)
-                            same_bits(ours(x, axis=axis, mode="fast", n_threads=threads), np.ascontiguousarray(fast))
+                            assert_same_bits(ours(x, axis=axis, n_threads=threads), want)
+                            assert_same_bits(ours(x, axis=axis, mode="fast", n_threads=threads),
+                                             np.ascontiguousarray(fast))
                         assert np.array_equal(x, np.moveaxis(rows, -1, axis), equal_nan=True)  # input kept
                     outer, inner = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
                     hard = k.softmax_columns(x, outer, n, inner, 2, False, 3)
-                    same_bits(hard, normops.reference.run("Hardmax", [x], {"axis": axis}, opset=13)[0])
+                    assert_same_bits(hard, normops.reference.run("Hardmax", [x], {"axis": axis}, opset=13)[0])
                 finally:
                     k.set_threads_always(old)
 
@@ -253,7 +249,7 @@ def test_sigmoid_matches_the_specification(opset):
     for dtype in (np.float32, np.float64, np.float16):
         x = special_rows(rng, 40, 1001, dtype)
         got = normops.run("Sigmoid", [x], opset=opset)[0]
-        same_bits(got, normops.reference.run("Sigmoid", [x], opset=opset)[0])
+        assert_same_bits(got, normops.reference.run("Sigmoid", [x], opset=opset)[0])
         assert got.dtype == x.dtype
 
 
@@ -270,10 +266,10 @@ def test_sigmoid_threads_do_not_change_bits():
     x = np.random.default_rng(8).standard_normal(200_001).astype(np.float32) * 20
     ref = normops.sigmoid(x, n_threads=1)
     for t in (2, 3, 8):
-        same_bits(normops.sigmoid(x, n_threads=t), ref)
+        assert_same_bits(normops.sigmoid(x, n_threads=t), ref)
     for level in isa.available_levels():
         with isa.use(level):
-            same_bits(normops.sigmoid(x), ref)
+            assert_same_bits(normops.sigmoid(x), ref)
 
 
 # ------------------------------------------------- exact quotient, fast flavour
@@ -305,7 +301,7 @@ def test_exact_quotient_gives_the_bits_of_the_division():
             for start in (0, 1, 7, 16, 17, 31):
                 out = np.empty_like(e[start:])
                 module.divide_float_into(e[start:], s, out)
-                same_bits(out, expected[start:])
+                assert_same_bits(out, expected[start:])
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
@@ -317,7 +313,7 @@ def test_fast_flavour_does_not_depend_on_threads(op):
             with isa.use(level):
                 ref = normops.run(op, [x], mode="fast", n_threads=1)[0]
                 for t in (2, 3, 8):
-                    same_bits(normops.run(op, [x], mode="fast", n_threads=t)[0], ref)
+                    assert_same_bits(normops.run(op, [x], mode="fast", n_threads=t)[0], ref)
     finally:
         isa.kernels.set_threads_always(old)
 
@@ -339,7 +335,7 @@ def test_fast_sigmoid_at_every_level():
         finite = exact > 0
         rel = np.abs(fast[finite].astype(np.float64) / exact[finite] - 1)
         assert rel.max() <= 3 * 2.0 ** -23, level
-        same_bits(fast[~finite], exact[~finite])  # +0 and NaN alike
+        assert_same_bits(fast[~finite], exact[~finite])  # +0 and NaN alike
 
 
 def test_per_call_route_equals_the_full_path():
@@ -353,14 +349,14 @@ def test_per_call_route_equals_the_full_path():
                        ("Hardmax", normops.hardmax)):
             for mode in ("exact", "fast"):
                 want = normops.run(op, [x[:, ::-1].copy()[:, ::-1]], {"axis": -1}, mode=mode)[0]
-                same_bits(fn(x, mode=mode), want)
-                same_bits(fn(x, axis=1, opset=11, mode=mode), want)
+                assert_same_bits(fn(x, mode=mode), want)
+                assert_same_bits(fn(x, axis=1, opset=11, mode=mode), want)
                 if op != "Hardmax":  # (reversed rows move the first of tied maxima)
-                    same_bits(fn(x[:, ::-1], mode=mode)[:, ::-1], want)  # a strided view
-            same_bits(fn(x.T, axis=0), normops.run(op, [x.T], {"axis": 0})[0])
-        same_bits(normops.softmax(x), normops.ops.softmax(x.reshape(1, -1)).reshape(x.shape))
-        same_bits(normops.sigmoid(x), normops.run("Sigmoid", [x])[0])
-        same_bits(normops.sigmoid(x[:, ::2]), normops.run("Sigmoid", [x[:, ::2].copy()])[0])
+                    assert_same_bits(fn(x[:, ::-1], mode=mode)[:, ::-1], want)  # a strided view
+            assert_same_bits(fn(x.T, axis=0), normops.run(op, [x.T], {"axis": 0})[0])
+        assert_same_bits(normops.softmax(x), normops.ops.softmax(x.reshape(1, -1)).reshape(x.shape))
+        assert_same_bits(normops.sigmoid(x), normops.run("Sigmoid", [x])[0])
+        assert_same_bits(normops.sigmoid(x[:, ::2]), normops.run("Sigmoid", [x[:, ::2].copy()])[0])
     with pytest.raises(InvalidInputError):
         normops.ops.softmax(np.ones((2, 3), np.float32), axis=2)
     with pytest.raises(InvalidInputError):
@@ -424,7 +420,7 @@ def test_fast_flavour_follows_its_order_of_operations(op):
                         set_stream_threshold(stream)
                         for t in (1, 2):
                             got = normops.run(op, [x], mode="fast", n_threads=t)[0]
-                            same_bits(got, want)
+                            assert_same_bits(got, want)
     finally:
         for level in old:
             isa.load(level).set_stream_threshold(old[level])
@@ -474,7 +470,7 @@ def test_fast_flavour_where_the_range_skips_the_exponentials_clamps():
                     part = arr if cols is None else np.ascontiguousarray(arr[:, :cols])
                     want = fast_model(op, part)
                     for t in (1, 2, 3):
-                        same_bits(normops.run(op, [part], mode="fast", n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [part], mode="fast", n_threads=t)[0], want)
 
 
 def test_fast_rows_holding_nans_with_payloads_are_the_canonical_nan():
@@ -499,7 +495,7 @@ def test_fast_rows_holding_nans_with_payloads_are_the_canonical_nan():
                     assert np.all(want[nan_rows].view(np.uint32) == 0x7FC00000)
                     assert not np.isnan(np.delete(want, nan_rows, axis=0)).any()
                     for t in (1, 2, 3):
-                        same_bits(normops.run(op, [part], mode="fast", n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [part], mode="fast", n_threads=t)[0], want)
 
 
 def test_exact_sigmoid_where_vectors_skip_the_exponentials_range_masks():
@@ -512,7 +508,7 @@ def test_exact_sigmoid_where_vectors_skip_the_exponentials_range_masks():
     for level in isa.available_levels():
         with isa.use(level):
             for t in (1, 2, 3):
-                same_bits(normops.run("Sigmoid", [x], mode="exact", n_threads=t)[0], want)
+                assert_same_bits(normops.run("Sigmoid", [x], mode="exact", n_threads=t)[0], want)
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
@@ -541,7 +537,7 @@ def test_streaming_stores_do_not_change_bits(op):
                                     mod.sigmoid_flat(x.reshape(-1), y, mode == "fast", t)
                                 else:
                                     mod.softmax_rows(x.reshape(-1), y, rows, cols, kind, mode == "fast", t)
-                                same_bits(y.reshape(x.shape), want)
+                                assert_same_bits(y.reshape(x.shape), want)
                                 assert (buf[:offset] == 7).all() and (buf[offset + x.size:] == 7).all()
                     finally:
                         mod.set_stream_threshold(old)
@@ -576,14 +572,14 @@ def test_last_pass_in_the_next_rows_pass(kind, fast):
                 mod.set_softmax_divide_in_pass(old)
             op = OPS[kind]
             with isa.use(level):
-                same_bits(want, fast_model(op, x) if fast else normops.reference.run(op, [x])[0])
+                assert_same_bits(want, fast_model(op, x) if fast else normops.reference.run(op, [x])[0])
             for t in (1, 2, 3, 8):
                 got = np.empty_like(x)
                 mod.softmax_rows(x.reshape(-1), got, rows, cols, kind, fast, t)
-                same_bits(got, want)
+                assert_same_bits(got, want)
                 y = x.copy()  # y may be x
                 mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, kind, fast, t)
-                same_bits(y, want)
+                assert_same_bits(y, want)
 
 
 @pytest.mark.parametrize("fast", [True, False])
@@ -607,14 +603,14 @@ def test_short_rows_sixteen_at_a_time_match_row_at_a_time(kind, fast):
                 mod.set_softmax_short_rows(old)
             assert np.isnan(want[rows // 2]).all()
             if not fast:
-                same_bits(want, normops.reference.run(("Softmax", "LogSoftmax")[kind], [x])[0])
+                assert_same_bits(want, normops.reference.run(("Softmax", "LogSoftmax")[kind], [x])[0])
             for t in range(1, 9):
                 got = np.empty_like(x)
                 mod.softmax_rows(x.reshape(-1), got, rows, cols, kind, fast, t)
-                same_bits(got, want)
+                assert_same_bits(got, want)
                 y = x.copy()  # y may be x
                 mod.softmax_rows(y.reshape(-1), y.reshape(-1), rows, cols, kind, fast, t)
-                same_bits(y, want)
+                assert_same_bits(y, want)
 
 
 NARROW = [np.dtype(np.float16)] + ([BF16] if BF16 is not None else [])
@@ -636,7 +632,7 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
     try:
         for cols, chunks, threads in ([(c, 2, (1, 2)) for c in (1, 7, 16, 17, 64, 127, 128, 129, 511, 512, 513, 1040)]
                                       + [(c, 9, range(1, 9)) for c in (17, 600)]):
-            rows = 16384 // cols * (chunks - 1) + 5
+            rows = ROW_CHUNK_ELEMENTS // cols * (chunks - 1) + 5
             for dtype in dtypes if chunks == 2 else dtypes[::2]:
                 x = special_rows(rng, rows, cols, dtype)
                 want = normops.reference.run(op, [x])[0]
@@ -644,8 +640,8 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
                 for level in isa.available_levels():
                     with isa.use(level):
                         for t in threads:
-                            same_bits(normops.run(op, [x], mode="exact", n_threads=t)[0], want)
-                        same_bits(named(x, mode="exact", n_threads=2), want)
+                            assert_same_bits(normops.run(op, [x], mode="exact", n_threads=t)[0], want)
+                        assert_same_bits(named(x, mode="exact", n_threads=2), want)
     finally:
         for level, value in old.items():
             isa.load(level).set_threads_always(value)
@@ -672,7 +668,7 @@ def test_exact_flavour_at_the_exponential_edges():
             want = normops.reference.run(op, [x])[0]
             for level in isa.available_levels():
                 with isa.use(level):
-                    same_bits(normops.run(op, [x], mode="exact", n_threads=1)[0], want)
+                    assert_same_bits(normops.run(op, [x], mode="exact", n_threads=1)[0], want)
 
 
 def test_exact_rows_whose_range_skips_the_exponentials_range_test():
@@ -692,7 +688,7 @@ def test_exact_rows_whose_range_skips_the_exponentials_range_test():
             for level in isa.available_levels():
                 with isa.use(level):
                     for t in (1, 2, 3):
-                        same_bits(normops.run(op, [part], mode="exact", n_threads=t)[0], want)
+                        assert_same_bits(normops.run(op, [part], mode="exact", n_threads=t)[0], want)
 
 
 def test_kernels_take_narrow_storage_and_round_once():
@@ -711,12 +707,12 @@ def test_kernels_take_narrow_storage_and_round_once():
                     got = np.empty_like(x)
                     mod.softmax_rows(x.reshape(-1), got.reshape(-1), 40, 100, kind, fast, 3)
                     with np.errstate(over="ignore"):
-                        same_bits(got, want.astype(dtype))
+                        assert_same_bits(got, want.astype(dtype))
                 want = np.empty_like(wide)
                 mod.sigmoid_flat(wide.reshape(-1), want.reshape(-1), fast, 1)
                 got = np.empty_like(x)
                 mod.sigmoid_flat(x.reshape(-1), got.reshape(-1), fast, 2)
-                same_bits(got, want.astype(dtype))
+                assert_same_bits(got, want.astype(dtype))
         with pytest.raises(TypeError):
             isa.kernels.softmax_rows(x.reshape(-1), np.empty(x.size, np.float32), 40, 100, 0, False, 1)
 
@@ -750,7 +746,7 @@ def test_reduce_log_sum_exp_exact_at_every_level_and_thread_count():
                     with isa.use(level):
                         for t in (1, 2, 3, 8):
                             got = normops.reduce_log_sum_exp(x, axes, keepdims=0, mode="exact", n_threads=t)
-                            same_bits(got, want)
+                            assert_same_bits(got, want)
     finally:
         for level, value in old.items():
             isa.load(level).set_threads_always(value)
@@ -768,9 +764,9 @@ def test_reduce_log_sum_exp_fast_uses_the_fast_exponential():
         with isa.use(level):
             want = logsumexp_fast_model(x)
             for t in (1, 2):
-                same_bits(normops.reduce_log_sum_exp(x, [1], keepdims=0, mode="fast", n_threads=t), want)
-                same_bits(normops.logsumexp(x, axis=1, mode="fast", n_threads=t), want)
-                same_bits(normops.run("ReduceLogSumExp", [x, np.array([1])], {"keepdims": 0}, mode="fast",
+                assert_same_bits(normops.reduce_log_sum_exp(x, [1], keepdims=0, mode="fast", n_threads=t), want)
+                assert_same_bits(normops.logsumexp(x, axis=1, mode="fast", n_threads=t), want)
+                assert_same_bits(normops.run("ReduceLogSumExp", [x, np.array([1])], {"keepdims": 0}, mode="fast",
                                       n_threads=t)[0], want)
             exact = normops.reduce_log_sum_exp(x, [1], keepdims=0, mode="exact")
             differs |= exact.tobytes() != want.tobytes()
@@ -786,8 +782,8 @@ def test_reduce_log_sum_exp_fast_uses_the_fast_exponential():
                 bound = (2.0 ** -22 + (n / 16 + 4) * 2.0 ** -24) + 2 * np.spacing(np.abs(oracle).astype(np.float32))
                 assert (np.abs(got - oracle) <= bound).all(), level
             x64 = x.astype(np.float64)
-            same_bits(normops.reduce_log_sum_exp(x64, [1], keepdims=0, mode="fast"),
-                      normops.reduce_log_sum_exp(x64, [1], keepdims=0, mode="exact"))
+            assert_same_bits(normops.reduce_log_sum_exp(x64, [1], keepdims=0, mode="fast"),
+                             normops.reduce_log_sum_exp(x64, [1], keepdims=0, mode="exact"))
     assert differs
 
 
@@ -819,7 +815,7 @@ def test_row_groups_do_not_change_bits(op):
                                 got = normops.run(op, [x], {"axis": -1}, mode=mode, n_threads=1)[0]
                         finally:
                             mod.set_softmax_group_elements(old, log_softmax)
-                        same_bits(got, want)
+                        assert_same_bits(got, want)
 
 
 def test_kernel_entry_refuses_shapes_that_overflow_and_takes_y_as_x():
@@ -849,7 +845,7 @@ def test_kernel_entry_refuses_shapes_that_overflow_and_takes_y_as_x():
             mod.softmax_rows(x.reshape(-1), want.reshape(-1), 9, 33, kind, False, 1)
             y = x.copy()
             mod.softmax_rows(y.reshape(-1), y.reshape(-1), 9, 33, kind, False, 1)
-            same_bits(y, want)
+            assert_same_bits(y, want)
 
 
 def test_placed_outputs_are_ordinary_arrays_in_the_right_place():
@@ -875,15 +871,15 @@ def test_placed_outputs_are_ordinary_arrays_in_the_right_place():
                 assert y.ctypes.data % 64 == 0
                 assert (y.ctypes.data - (x.ctypes.data & ~63)) % 4096 == 3072
                 with isa.use(level):
-                    same_bits(y, normops.run("Softmax", [x], mode="fast", n_threads=1)[0])
-                same_bits(pickle.loads(pickle.dumps(y)), y)
+                    assert_same_bits(y, normops.run("Softmax", [x], mode="fast", n_threads=1)[0])
+                assert_same_bits(pickle.loads(pickle.dumps(y)), y)
                 # growing goes through the handler's realloc: the data moves, kept
                 kept = y.copy()
                 y.resize((rows + 5, cols), refcheck=False)
-                same_bits(y[:rows], kept)
+                assert_same_bits(y[:rows], kept)
                 assert (y[rows:] == 0).all() and y.ctypes.data % 64 == 0
                 y.resize((1, 3), refcheck=False)
-                same_bits(y.reshape(-1), kept.reshape(-1)[:3])
+                assert_same_bits(y.reshape(-1), kept.reshape(-1)[:3])
         for small in (np.ones((2, 8), np.float32), np.ones((32767,), np.float32), np.ones((4096, 4), np.float64)[1:]):
             assert get_handler_name(mod.softmax_last_axis(small, 4 if small.ndim == 2 else 1, 0, False, 1)) == default
         assert get_handler_name(mod.softmax_last_axis(np.ones(32768, np.float32), 1, 0, False, 1)) == "normops_placed"
@@ -922,7 +918,7 @@ def test_placing_outputs_does_not_change_bits(op):
                         finally:
                             mod.set_place_from_bytes(old)
                 for got in outputs[1:]:
-                    same_bits(got, outputs[0])
+                    assert_same_bits(got, outputs[0])
 
 
 # ------------------------------------- named, run and session along a middle axis
@@ -958,9 +954,9 @@ def test_every_route_along_an_axis_that_is_not_last_equals_the_specification(op)
                 for level in isa.available_levels():
                     with isa.use(level):
                         for t in (1, 2, 3, 8):
-                            same_bits(fn(x, axis=axis, n_threads=t), want)
-                            same_bits(normops.run(op, [x], {"axis": axis}, opset=13, n_threads=t)[0], want)
-                        same_bits(session.run(None, {"x": x})[0], want)
+                            assert_same_bits(fn(x, axis=axis, n_threads=t), want)
+                            assert_same_bits(normops.run(op, [x], {"axis": axis}, opset=13, n_threads=t)[0], want)
+                        assert_same_bits(session.run(None, {"x": x})[0], want)
                 assert x.tobytes() == before
     finally:
         isa.kernels.set_threads_always(old)

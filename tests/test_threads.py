@@ -15,9 +15,9 @@ import pytest
 import normops
 from normops import _isa, _threads
 from normops._errors import InvalidInputError
+from normops._spec import ROW_CHUNK_ELEMENTS
 
 kernels = _isa.kernels
-CHUNK = 16384
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def pinned():
     kernels.forget_thread_costs()
 
 
-def plan(elements, family="rows", gap_us=1, cap=2, chunk=CHUNK):
+def plan(elements, family="rows", gap_us=1, cap=2, chunk=ROW_CHUNK_ELEMENTS):
     chunks = max(1, -(-elements // chunk))
     return kernels.planned_threads(cap, chunks, min(chunk, elements), elements, family, gap_us)[0]
 
@@ -41,10 +41,10 @@ def test_a_second_thread_only_where_it_saves_more_than_its_wake_up(pinned):
     pinned(ns_per_element={"rows": 1.0}, wake_us=10)
     assert plan(14_200, chunk=1024) == 1  # W = 14.2 µs: 2 threads would take 12.1 µs, 85.2% of W
     assert plan(14_400, chunk=1024) == 2  # W = 14.4 µs: 12.2 µs, 84.7%
-    assert plan(2 * CHUNK, cap=1) == 1   # one thread asked: one thread
-    assert plan(CHUNK, cap=8) == 1       # one chunk: nothing to share
+    assert plan(2 * ROW_CHUNK_ELEMENTS, cap=1) == 1   # one thread asked: one thread
+    assert plan(ROW_CHUNK_ELEMENTS, cap=8) == 1       # one chunk: nothing to share
     # a loop of two chunks of unequal size: the busiest thread's chunk bounds it
-    assert kernels.planned_threads(2, 2, CHUNK, CHUNK + 100, "rows", 1)[0] == 1
+    assert kernels.planned_threads(2, 2, ROW_CHUNK_ELEMENTS, ROW_CHUNK_ELEMENTS + 100, "rows", 1)[0] == 1
 
 
 def test_a_slow_wake_up_keeps_calls_after_idle_time_on_one_thread(pinned):
@@ -93,10 +93,10 @@ def test_thresholds_follow_the_figures(pinned):
 
 def test_threads_always_overrides_the_model(pinned):
     pinned(ns_per_element={"rows": 0.001}, wake_us=1e6)
-    assert plan(2 * CHUNK) == 1
+    assert plan(2 * ROW_CHUNK_ELEMENTS) == 1
     old = kernels.set_threads_always(True)
     try:
-        assert plan(2 * CHUNK) == 2
+        assert plan(2 * ROW_CHUNK_ELEMENTS) == 2
         assert plan(20, chunk=8, cap=3) == 3
     finally:
         kernels.set_threads_always(old)

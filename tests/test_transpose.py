@@ -13,6 +13,8 @@ import normops.reference
 from normops import _transpose
 from normops._transpose import block_swap, inverse, moved_axes
 
+from bits import bits
+
 DTYPES = [np.dtype(t) for t in (
     np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
     np.int64, np.uint64, np.bool_, np.complex64, np.complex128, ">f4", ">i8")]
@@ -37,10 +39,6 @@ def values(rng, shape, dtype):
     """Random bits of ``dtype`` (NaN payloads, -0, subnormals included)."""
     raw = rng.integers(0, 256, size=int(np.prod(shape)) * dtype.itemsize, dtype=np.uint8)
     return raw.view(dtype).reshape(shape)
-
-
-def bits(a):
-    return a.reshape(-1).view(np.uint8) if a.size else a
 
 
 def same(got, a, perm, dtype=None):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run pytest on the sanitizer build of the kernels (docs/design.md,
+# Run pytest on the sanitizer build of the kernels (CONTRIBUTING.md,
 # "Sanitizer build") and say whether any sanitizer reported anything.
 #
 #   NORMOPS_SANITIZE=address,undefined python setup.py build_ext --inplace

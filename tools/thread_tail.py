@@ -9,8 +9,8 @@ swapped in as ``normops._isa.kernels`` in turn: rounds of (old, new) x
 (1, 2 threads), a block of calls each, so that the machine's slow and fast
 minutes fall on every variant alike. Per-call times give the median and the
 90th percentile of each variant. ``--busy-core`` starts a process spinning
-on one core for the run (and stops it). The targets (docs/design.md,
-"Waiting threads"): busy, p90 at 2 threads <= 1.25x p90 at 1 thread;
+on one core for the run (and stops it). The targets (docs/performance-analysis.md,
+"Threads before the measured team model", "Waiting threads"): busy, p90 at 2 threads <= 1.25x p90 at 1 thread;
 quiet, new medians no slower than old.
 
 ``--pool`` measures the thread budget instead, with each build in turn

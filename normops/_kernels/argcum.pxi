@@ -74,8 +74,8 @@ ctypedef fused cumOp:
     CumAdd
     CumMul
 
-# Elements one chunk reads: max(1, 32768 // work) units (the reductions' rule).
-cdef Py_ssize_t ARGCUM_CHUNK_ELEMENTS = 32768
+# Elements one chunk reads: max(1, REDUCE_CHUNK_ELEMENTS // work) units (the
+# reductions' rule; spec_constants.h).
 # Outputs (ArgMax) or lines (CumSum, CumProd) side by side in the column layout.
 cdef enum:
     COLUMN_TILE = 512
@@ -88,9 +88,8 @@ cdef Py_ssize_t CUM_TILE = 4096
 cdef Py_ssize_t CUM_MIN_TILE = 1024
 cdef Py_ssize_t CUM_TILE_ELEMENTS = 1 << 18
 cdef Py_ssize_t CUM_FEW_TILES = 8
-# docs/specification.md §12: ArgMax sequences of at least 2^20 terms go in blocks of 2^16.
-cdef Py_ssize_t LONG_SEQUENCE = 1 << 20
-cdef Py_ssize_t LONG_BLOCK = 1 << 16
+# docs/specification.md §12: ArgMax sequences of at least LONG_TERMS terms go in
+# blocks of BLOCK_TERMS (spec_constants.h, as the reductions' of §11.4).
 # CumSum/CumProd lines run this many side by side (independent chains).
 cdef enum:
     CUM_SIDE_BY_SIDE = 4
@@ -188,24 +187,24 @@ cdef inline void arg_blocks(const argT* x, Py_ssize_t n, Py_ssize_t u, bint is_m
                             bint find_nan, argT* values, Py_ssize_t* index, int* nans) noexcept nogil:
     """Blocks 4u .. 4u + 3 of a long sequence (those that exist): four whole
     blocks side by side, else one by one (the last block may be shorter)."""
-    cdef Py_ssize_t b = 4 * u, e = min(4 * u + 4, (n + LONG_BLOCK - 1) // LONG_BLOCK)
-    if e - b == 4 and e * LONG_BLOCK <= n:
-        argscan4(x + b * LONG_BLOCK, LONG_BLOCK, LONG_BLOCK, is_min, last, find_nan,
+    cdef Py_ssize_t b = 4 * u, e = min(4 * u + 4, (n + BLOCK_TERMS - 1) // BLOCK_TERMS)
+    if e - b == 4 and e * BLOCK_TERMS <= n:
+        argscan4(x + b * BLOCK_TERMS, BLOCK_TERMS, BLOCK_TERMS, is_min, last, find_nan,
                  &index[b], &values[b], &nans[b])
         return
     while b < e:
-        index[b] = argscan(x + b * LONG_BLOCK, min(LONG_BLOCK, n - b * LONG_BLOCK),
+        index[b] = argscan(x + b * BLOCK_TERMS, min(BLOCK_TERMS, n - b * BLOCK_TERMS),
                            is_min, last, find_nan, &values[b], &nans[b])
         b += 1
 
 
 cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint find_nan,
                       int n_threads, argT* values, Py_ssize_t* index, int* nans) noexcept nogil:
-    """A sequence of at least LONG_SEQUENCE terms: blocks of LONG_BLOCK
+    """A sequence of at least LONG_TERMS terms: blocks of BLOCK_TERMS
     scanned (on any threads), then combined in block order keeping the
     earliest winner, which is the single scan's result. The scratch arrays
     hold one entry per block."""
-    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK, b, best_b = -1
+    cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS, b, best_b = -1
     cdef Py_ssize_t quads = (blocks + 3) // 4
     cdef int threads
     cdef argT best
@@ -224,14 +223,14 @@ cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint 
         team_release(threads)
     for b in range(blocks):
         if nans[b]:  # find_nan only: no NaN in the blocks before
-            return b * LONG_BLOCK + index[b]
+            return b * BLOCK_TERMS + index[b]
         if index[b] < 0:  # all NaN: never a winner
             continue
         if (best_b < 0 or (values[b] < best if is_min else values[b] > best)
                 or (last and values[b] == best)):
             best = values[b]
             best_b = b
-    return best_b * LONG_BLOCK + index[best_b]
+    return best_b * BLOCK_TERMS + index[best_b]
 
 
 ctypedef fused indexT:
@@ -329,13 +328,13 @@ cdef inline void arg_tile(const argT* x, int64_t* out, Py_ssize_t n, Py_ssize_t 
 cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n,
                            Py_ssize_t inner, bint is_min, bint last, bint find_nan, int n_threads,
                            argT* values, int32_t* index) noexcept nogil:
-    """Column layout, n >= LONG_SEQUENCE (docs/specification.md §12): each tile is
-    scanned in blocks of LONG_BLOCK rows (units of one tile and one block, on
+    """Column layout, n >= LONG_TERMS (docs/specification.md §12): each tile is
+    scanned in blocks of BLOCK_TERMS rows (units of one tile and one block, on
     any threads); block b of output k leaves its winner in values[b * K + k]
     and index[b * K + k] (K outputs). Then every output takes the scan's
     rule over its block winners in block order, which keeps the earliest
     winner: the single scan's index."""
-    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
     cdef Py_ssize_t tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     cdef Py_ssize_t K = outer * inner, units = outer * tiles * blocks, u, t, b, o, j0, k
     cdef int threads = team_take(threads_for(n_threads, units, outer * n * inner, NORMOPS_COST_REDUCE), n_threads)
@@ -349,11 +348,11 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
         j0 = (t % tiles) * COLUMN_TILE
         k = o * inner + j0
         if b == 0:  # the first block keeps the rule "a NaN first wins"
-            arg_tile_scan(x + o * n * inner + j0, index + k, values + k, min(LONG_BLOCK, n), inner,
+            arg_tile_scan(x + o * n * inner + j0, index + k, values + k, min(BLOCK_TERMS, n), inner,
                           min(COLUMN_TILE, inner - j0), is_min, last, find_nan, False)
         else:
-            arg_tile_scan(x + o * n * inner + b * LONG_BLOCK * inner + j0, index + b * K + k,
-                          values + b * K + k, min(LONG_BLOCK, n - b * LONG_BLOCK), inner,
+            arg_tile_scan(x + o * n * inner + b * BLOCK_TERMS * inner + j0, index + b * K + k,
+                          values + b * K + k, min(BLOCK_TERMS, n - b * BLOCK_TERMS), inner,
                           min(COLUMN_TILE, inner - j0), is_min, last, find_nan, True)
     team_release(threads)
     for k in range(K):
@@ -369,7 +368,7 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
                 take = take | (is_nan(v) & (not is_nan(best)))
             if take:
                 best = v
-                at = b * LONG_BLOCK + index[b * K + k]
+                at = b * BLOCK_TERMS + index[b * K + k]
         out[k] = at
 
 
@@ -377,24 +376,24 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
                   bint is_min, bint last, bint find_nan, int n_threads,
                   void* scratch) noexcept nogil:
     cdef Py_ssize_t tiles, units, per_chunk, chunks, c, u, r, j0, o
-    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
     cdef int threads
     if n == 0:
         for r in range(outer * inner):
             out[r] = 0
         return
-    if inner == 1 and n >= LONG_SEQUENCE:
+    if inner == 1 and n >= LONG_TERMS:
         for r in range(outer):
             out[r] = arg_long(x + r * n, n, is_min, last, find_nan, n_threads, <argT*>scratch,
                               <Py_ssize_t*>(<char*>scratch + 8 * blocks),
                               <int*>(<char*>scratch + 16 * blocks))
         return
-    if n >= LONG_SEQUENCE:
+    if n >= LONG_TERMS:
         arg_long_columns(x, out, outer, n, inner, is_min, last, find_nan, n_threads, <argT*>scratch,
                          <int32_t*>(<char*>scratch + 8 * blocks * outer * inner))
         return
     if inner == 1:
-        per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
+        per_chunk = max(1, REDUCE_CHUNK_ELEMENTS // n)
         chunks = (outer + per_chunk - 1) // per_chunk
         threads = threads_for(n_threads, chunks, outer * n, NORMOPS_COST_REDUCE)
         if threads <= 1:
@@ -409,7 +408,7 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
         return
     tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     units = outer * tiles
-    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * min(inner, COLUMN_TILE)))
+    per_chunk = max(1, REDUCE_CHUNK_ELEMENTS // (n * min(inner, COLUMN_TILE)))
     chunks = (units + per_chunk - 1) // per_chunk
     threads = threads_for(n_threads, chunks, outer * n * inner, NORMOPS_COST_REDUCE)
     if threads <= 1:
@@ -581,7 +580,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
     cdef int threads
     if inner == 1:
         # chunks hold whole groups of lines side by side
-        per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // n)
+        per_chunk = max(1, REDUCE_CHUNK_ELEMENTS // n)
         per_chunk = (per_chunk + CUM_SIDE_BY_SIDE - 1) // CUM_SIDE_BY_SIDE * CUM_SIDE_BY_SIDE
         chunks = (outer + per_chunk - 1) // per_chunk
         threads = threads_for(n_threads, chunks, outer * n, NORMOPS_COST_SCAN)
@@ -607,7 +606,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
            and outer * ((inner + width - 1) // width) < CUM_FEW_TILES):
         width = max(CUM_MIN_TILE, width // 2)
     units = outer * ((inner + width - 1) // width)
-    per_chunk = max(1, ARGCUM_CHUNK_ELEMENTS // (n * width))
+    per_chunk = max(1, REDUCE_CHUNK_ELEMENTS // (n * width))
     chunks = (units + per_chunk - 1) // per_chunk
     threads = threads_for(n_threads, chunks, outer * n * inner, NORMOPS_COST_SCAN)
     if threads <= 1:
@@ -663,10 +662,10 @@ def arg_reduce(x, out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint is
     cdef str code = x.dtype.kind + str(x.dtype.itemsize)
     cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
-    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
     # per block: value (<= 8 bytes), index and flag (row layout), or a value
     # and an int32 index per output (long column layout)
-    cdef Py_ssize_t per_block = 24 if (inner <= 1 or n < LONG_SEQUENCE) else max(24, 12 * outer * inner)
+    cdef Py_ssize_t per_block = 24 if (inner <= 1 or n < LONG_TERMS) else max(24, 12 * outer * inner)
     cdef void* scratch = malloc(max(blocks, 1) * per_block)
     if scratch == NULL:
         raise MemoryError()
@@ -774,9 +773,9 @@ def arg_direct(x, axis, bint keepdims, bint is_min, bint last, bint find_nan, in
     cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, cnp.NPY_INT64, 0)
     cdef void* px = cnp.PyArray_DATA(a)
     cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(out)
-    cdef Py_ssize_t blocks = (n + LONG_BLOCK - 1) // LONG_BLOCK
+    cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
     cdef void* scratch = NULL
-    if n >= LONG_SEQUENCE:  # the blocks' results (see arg_reduce)
+    if n >= LONG_TERMS:  # the blocks' results (see arg_reduce)
         scratch = malloc(blocks * (24 if inner <= 1 else max(24, 12 * outer * inner)))
         if scratch == NULL:
             raise MemoryError()

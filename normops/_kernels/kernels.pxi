@@ -26,8 +26,19 @@ from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
 cnp.import_array()
 
-# Rows per chunk: max(1, ROW_CHUNK_ELEMENTS // cols) (docs/specification.md §14.1).
-cdef Py_ssize_t ROW_CHUNK_ELEMENTS = 16384
+# The specification's chunks, tiles and long sequences (docs/specification.md
+# §11.2-§11.4, §12, §14.1): one copy, in spec_constants.h (normops/_spec.py
+# holds the same numbers for Python). Rows per chunk:
+# max(1, ROW_CHUNK_ELEMENTS // cols); reductions, ArgMax/ArgMin and
+# CumSum/CumProd: max(1, REDUCE_CHUNK_ELEMENTS // work) units; a reduction's
+# column tile: REDUCE_TILE outputs; sequences of at least LONG_TERMS terms in
+# blocks of BLOCK_TERMS.
+cdef extern from "spec_constants.h" nogil:
+    const Py_ssize_t ROW_CHUNK_ELEMENTS "NORMOPS_ROW_CHUNK_ELEMENTS"
+    const Py_ssize_t REDUCE_CHUNK_ELEMENTS "NORMOPS_REDUCE_CHUNK_ELEMENTS"
+    const Py_ssize_t REDUCE_TILE "NORMOPS_REDUCE_TILE"
+    const Py_ssize_t LONG_TERMS "NORMOPS_LONG_TERMS"
+    const Py_ssize_t BLOCK_TERMS "NORMOPS_BLOCK_TERMS"
 # Rows summed side by side share the cache between passes: a group holds
 # at most this many bytes (measured, docs/performance.md).
 cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384

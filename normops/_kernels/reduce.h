@@ -31,8 +31,6 @@ enum normops_reduce_op {
     NORMOPS_R_SUM_EXP_FAST
 };
 
-/* Outputs per column tile (docs/specification.md §11.2). */
-#define NORMOPS_TILE 256
 /* Neighbouring tiles of one thread are accumulated together, up to this
  * many bytes of outputs (L1-resident), so that each data row is read as one
  * contiguous stretch (each output still runs its own sequence: the bits do

@@ -24,7 +24,6 @@ cdef extern from "reduce.h" nogil:
         NORMOPS_R_MAX_NAN
         NORMOPS_R_MIN_NAN
         NORMOPS_R_SUM_EXP_FAST
-    const int NORMOPS_TILE
     const int NORMOPS_PROD_SEQS
     const int NORMOPS_SPAN_BYTES
     void normops_reduce_cols_float(const float* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
@@ -52,12 +51,10 @@ cdef extern from "reduce.h" nogil:
     void normops_reduce_rows_uint64_t(const uint64_t* x, Py_ssize_t count, Py_ssize_t n, int op,
                                  const uint64_t* center, uint64_t* out)
 
-# Reduction chunks: max(1, REDUCE_CHUNK_ELEMENTS // work) units (docs/specification.md §11.3).
-cdef Py_ssize_t REDUCE_CHUNK_ELEMENTS = 32768
-# docs/specification.md §11.4: a sequence of at least LONG_TERMS terms is cut into
-# blocks of BLOCK_TERMS, reduced independently and then combined.
-cdef Py_ssize_t LONG_TERMS = 1 << 20
-cdef Py_ssize_t BLOCK_TERMS = 1 << 16
+# Reduction chunks: max(1, REDUCE_CHUNK_ELEMENTS // work) units (docs/specification.md
+# §11.3); a sequence of at least LONG_TERMS terms is cut into blocks of
+# BLOCK_TERMS, reduced independently and then combined (§11.4). Both, and
+# REDUCE_TILE, come from spec_constants.h (kernels.pxi).
 
 
 cdef inline int combine_op(int op) noexcept nogil:
@@ -132,11 +129,11 @@ cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py
                               const reducible* center, reducible* out, int n_threads) noexcept nogil:
     """Column layout, R < LONG_TERMS: tiles of 256 outputs in chunks of
     max(1, 32768 // (R * tile width))."""
-    cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
+    cdef Py_ssize_t per_row = (C + REDUCE_TILE - 1) // REDUCE_TILE
     cdef Py_ssize_t tiles = O * per_row
-    cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, NORMOPS_TILE), 1))
+    cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, REDUCE_TILE), 1))
     cdef Py_ssize_t chunks = (tiles + per - 1) // per, claim, g
-    cdef Py_ssize_t span = NORMOPS_SPAN_BYTES // (NORMOPS_TILE * <Py_ssize_t>sizeof(reducible))
+    cdef Py_ssize_t span = NORMOPS_SPAN_BYTES // (REDUCE_TILE * <Py_ssize_t>sizeof(reducible))
     cdef int threads = threads_for(n_threads, chunks, O * R * C, NORMOPS_COST_REDUCE)
     if threads <= 1:
         serial_begin()
@@ -158,9 +155,9 @@ cdef inline void cols_range(const reducible* x, Py_ssize_t R, Py_ssize_t C, Py_s
     cdef Py_ssize_t o, c0, stop
     while t < end:
         o = t // per_row
-        c0 = (t % per_row) * NORMOPS_TILE
-        stop = min(end, (o + 1) * per_row, t + NORMOPS_SPAN_BYTES // (NORMOPS_TILE * <Py_ssize_t>sizeof(reducible)))
-        cols_tile(x + o * R * C + c0, R, C, <int>(min(C, (stop - o * per_row) * NORMOPS_TILE) - c0), op,
+        c0 = (t % per_row) * REDUCE_TILE
+        stop = min(end, (o + 1) * per_row, t + NORMOPS_SPAN_BYTES // (REDUCE_TILE * <Py_ssize_t>sizeof(reducible)))
+        cols_tile(x + o * R * C + c0, R, C, <int>(min(C, (stop - o * per_row) * REDUCE_TILE) - c0), op,
                   shifted(center, o * C + c0), out + o * C + c0, 1)
         t = stop
 
@@ -175,7 +172,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
     neighbouring full blocks of one output, reduced side by side (each in
     its own order)."""
     cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
-    cdef Py_ssize_t per_row = (C + NORMOPS_TILE - 1) // NORMOPS_TILE
+    cdef Py_ssize_t per_row = (C + REDUCE_TILE - 1) // REDUCE_TILE
     # products run NORMOPS_PROD_SEQS blocks side by side (reduce.h, prod_seqs)
     cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST) else (
         NORMOPS_PROD_SEQS if op == NORMOPS_R_PROD else 8)
@@ -186,7 +183,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
         t = u // groups
         b = (u % groups) * group
         o = t // per_row
-        c0 = (t % per_row) * NORMOPS_TILE
+        c0 = (t % per_row) * REDUCE_TILE
         k = o * C + c0
         if C == 1:
             n = min(b + group, full) - b  # full blocks of this unit, side by side
@@ -201,7 +198,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
                          shifted(center, o), blocks + o * nb + b + n)
         else:
             cols_tile(x + o * R * C + b * BLOCK_TERMS * C + c0, min(BLOCK_TERMS, R - b * BLOCK_TERMS), C,
-                      <int>min(NORMOPS_TILE, C - c0), op, shifted(center, k), blocks + k * nb + b, nb)
+                      <int>min(REDUCE_TILE, C - c0), op, shifted(center, k), blocks + k * nb + b, nb)
     team_release(threads)
     reduce_rows_chunked(blocks, O * C, nb, combine_op(op), <const reducible*>NULL, out, n_threads)
 

@@ -14,15 +14,15 @@ import math
 
 import numpy as np
 
+from .._spec import BLOCK_TERMS, LONG_TERMS  # plain numbers: docs/specification.md §11.4
 from ._softmax import _exp, _log
 from ._sum16 import canonical_nan, sum16
 
 # Accumulations (the kernels' op codes, reduce.h).
 SUM, SUM_ABS, SUM_SQUARE, SUM_EXP, PROD, MAX, MIN, MAX_NAN, MIN_NAN = range(9)
 
-#: docs/specification.md §11.4: sequences of at least LONG_TERMS terms go in blocks of BLOCK_TERMS.
-LONG_TERMS = 1 << 20
-BLOCK_TERMS = 1 << 16
+# docs/specification.md §11.4: sequences of at least LONG_TERMS terms go in blocks
+# of BLOCK_TERMS (normops/_spec.py, the numbers the kernels' spec_constants.h holds).
 
 #: kind -> (accumulation, finishing). The ONNX operators, plus NumPy's max
 #: and min, where any NaN wins.
