@@ -66,10 +66,11 @@ def _print_thread_costs(costs):
                for family, sizes in costs["ns_per_element_by_size"].items()}
     if any(by_size.values()):
         print("  by input size: " + "; ".join(f"{family}: {text}" for family, text in by_size.items() if text))
-    wake = [(gap, us) for gap, us in costs["wake_us"].items() if us is not None]
-    print("  team wake-up by idle gap: " + (", ".join(f">= {gap} us: {us:.3g} us" for gap, us in wake)
-                                            or f"not measured yet (assumed {5.0} us)")
-          + (" (pinned)" if costs["wake_pinned"] else ""))
+    for kind, key in (("busy", "wake_us"), ("idle", "wake_us_idle")):
+        wake = [(gap, us) for gap, us in costs[key].items() if us is not None]
+        print(f"  team wake-up by gap since the last team, caller {kind}: "
+              + (", ".join(f">= {gap} us: {us:.3g} us" for gap, us in wake) or "not measured yet")
+              + (" (pinned)" if costs["wake_pinned"] else ""))
     for label, by_family in costs["two_threads_from_elements"].items():
         print(f"  2 threads from (elements), {label}: " + ", ".join(
             f"{family} {'never' if n is None else n}" for family, n in by_family.items()))

@@ -35,7 +35,7 @@ FAMILIES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map
 KEYS = ("ns_per_element", "wake_us", "join_us")
 #: what show_config reports thresholds for: the gaps of a call in a loop
 #: and of one after idle time
-THRESHOLD_GAPS_US = {"in a loop": 1, "after 100 ms idle": 100_000}
+THRESHOLD_GAPS_US = {"in a loop": (1, False), "after 100 ms idle": (100_000, True)}
 
 
 def _number(value, what, where):
@@ -122,19 +122,19 @@ def figures():
     kernels = _isa.kernels
     info = kernels.thread_costs()
     info["two_threads_from_elements"] = {
-        label: {family: smallest_parallel(family, gap) for family in FAMILIES}
-        for label, gap in THRESHOLD_GAPS_US.items()}
+        label: {family: smallest_parallel(family, gap, idle) for family in FAMILIES}
+        for label, (gap, idle) in THRESHOLD_GAPS_US.items()}
     return info
 
 
-def smallest_parallel(family, gap_us, limit=1 << 40):
+def smallest_parallel(family, gap_us, idle=False, limit=1 << 40):
     """The fewest elements (in chunks of ROW_CHUNK_ELEMENTS) for which a
-    loop of the family takes 2 threads after gap_us of idle time, by
-    bisection on the kernels' own rule; None when none up to ``limit``
-    does."""
+    loop of the family takes 2 threads gap_us after the calling thread's
+    last team (a gap it spent idle, or busy), by bisection on the kernels'
+    own rule; None when none up to ``limit`` does."""
     def takes_two(elements):
         chunks = max(2, -(-elements // ROW_CHUNK_ELEMENTS))
-        return _isa.kernels.planned_threads(2, chunks, -(-elements // chunks), elements, family, gap_us)[0] > 1
+        return _isa.kernels.planned_threads(2, chunks, -(-elements // chunks), elements, family, gap_us, idle)[0] > 1
     if not takes_two(limit):
         return None
     low, high = 1, limit

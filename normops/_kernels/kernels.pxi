@@ -16,8 +16,8 @@ from normops._kernels.shim cimport (
     normops_budget_grant, normops_budget_in_use, normops_budget_share, normops_budget_state,
     NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_SOFTMAX_EXACT, NORMOPS_COST_SOFTMAX_FAST,
     NORMOPS_COST_MAP_EXACT, NORMOPS_COST_MAP_FAST, NORMOPS_COST_SCAN,
-    NORMOPS_COST_MOVE, NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
-    NORMOPS_GAIN_PERCENT, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan,
+    NORMOPS_COST_MOVE, NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
+    NORMOPS_GAIN_PERCENT, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan, normops_gap_bucket,
     normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
     normops_team_figures, normops_team_note_region_end, normops_plan_drop, normops_join_estimate,
     normops_set_threads_always,
@@ -367,6 +367,9 @@ def thread_costs():
         "pinned": {FAMILY_NAMES[f]: bool(s.cost_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
         "wake_us": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b] < 0 else s.wake_ns[b] / 1000.0)
                     for b in range(NORMOPS_GAP_BUCKETS)},
+        "wake_us_idle": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b + NORMOPS_GAP_BUCKETS] < 0
+                                                       else s.wake_ns[b + NORMOPS_GAP_BUCKETS] / 1000.0)
+                         for b in range(NORMOPS_IDLE_FROM_BUCKET, NORMOPS_GAP_BUCKETS)},
         "wake_pinned": bool(s.wake_pinned),
         "join_us": normops_join_estimate() / 1000.0,
         "join_pinned": s.join_ns >= 0,
@@ -400,10 +403,10 @@ def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None):
     if wake_us is not None:
         s.wake_pinned = bool(wake_us)
         steps = sorted((float(gap), float(value)) for gap, value in wake_us.items())
-        for b in range(NORMOPS_GAP_BUCKETS):
+        for b in range(2 * NORMOPS_GAP_BUCKETS):  # busy gaps, then idle ones alike
             value = steps[0][1] if steps else -1.0
             for gap, step in steps:
-                if gap <= gap_bucket_lower_edge_us(b):
+                if gap <= gap_bucket_lower_edge_us(b % NORMOPS_GAP_BUCKETS):
                     value = step
             s.wake_ns[b] = -1 if value < 0 else round(value * 1000)
             s.wake_count[b] = 0
@@ -419,15 +422,18 @@ def forget_thread_costs():
 
 
 def planned_threads(int cap, long long chunks, long long chunk_elements, long long elements, str family,
-                    gap_us=None):
+                    gap_us=None, bint idle=False):
     """The team team.h chooses for such a loop when the calling thread's
-    last team stopped gap_us ago (None: never), and the loop's one-thread
-    estimate in µs (tests and show_config; no state changes)."""
+    last team stopped gap_us ago (None: never), a gap it spent idle or not,
+    and the loop's one-thread estimate in µs (tests and show_config; no
+    state changes)."""
     cdef double w = 0
     cdef int slow = 0
-    cdef long long gap = -1 if gap_us is None else <long long>(gap_us * 1000)
+    cdef int slot = normops_gap_bucket(-1 if gap_us is None else <long long>(gap_us * 1000))
+    if (idle or gap_us is None) and slot >= NORMOPS_IDLE_FROM_BUCKET:
+        slot += NORMOPS_GAP_BUCKETS
     n = normops_team_choose(cap, chunks, chunk_elements, elements, FAMILY_NAMES.index(family),
-                            NORMOPS_THIS_LEVEL, gap, &w, &slow)
+                            NORMOPS_THIS_LEVEL, slot, &w, &slow)
     return n, w / 1e6
 
 

@@ -29,6 +29,7 @@ cdef extern from "team.h" nogil:
         NORMOPS_COST_MOVE
         NORMOPS_COST_FAMILIES
         NORMOPS_GAP_BUCKETS
+        NORMOPS_IDLE_FROM_BUCKET
         NORMOPS_LEVELS
         NORMOPS_THIS_LEVEL
         NORMOPS_TEAM_FLOOR_PS
@@ -37,13 +38,14 @@ cdef extern from "team.h" nogil:
         long long ps_per_element[3][8][4]
         int cost_samples[3][8][4]
         int cost_pinned[8]
-        long long wake_ns[24]
-        unsigned wake_count[24]
+        long long wake_ns[48]
+        unsigned wake_count[48]
         int wake_pinned
         long long join_ns
     long long normops_cost_ps(int level, int family, long long elements)
+    int normops_gap_bucket(long long gap_ns)
     int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
-                            int family, int level, long long gap_ns, double* w_ps, int* slow_gap)
+                            int family, int level, int slot, double* w_ps, int* slow_gap)
     int normops_team_plan(int cap, long long chunks, long long chunk_elements, long long elements, int family)
     void normops_loop_begin(int n)
     void normops_loop_end(int n)

@@ -25,6 +25,8 @@
  *      the calling thread's last parallel loop ended, in powers of two of
  *      microseconds (OpenMP's threads spin for a while after a loop, then
  *      sleep, and a CPU left idle long enough may have to be won back);
+ *      gaps of 1 ms or more apart by whether the caller spent them idle
+ *      (both cores idle: milliseconds on a VM) or busy (tens of µs);
  *   j  the cost of each thread beyond the second: half the least L
  *      measured (the team at its quickest), unless pinned.
  *
@@ -61,6 +63,8 @@ enum {
     NORMOPS_COST_FAMILIES
 };
 #define NORMOPS_GAP_BUCKETS 24   /* gaps < 1 µs, [1, 2) µs, ... [2^21, 2^22) µs, >= 2^22 µs or none */
+#define NORMOPS_IDLE_FROM_BUCKET 11  /* gaps from 1 ms on are told apart by whether the caller idled */
+#define NORMOPS_WAKE_SLOTS (2 * NORMOPS_GAP_BUCKETS)  /* busy gaps, then idle ones */
 #define NORMOPS_LEVELS 3         /* baseline, AVX2, AVX-512 */
 #define NORMOPS_WAKE_SEEN 5
 #define NORMOPS_SIZES 4           /* elements < 2^16, < 2^20, < 2^24, more */
@@ -78,11 +82,11 @@ enum {
  * timed nor counted: small calls pay nothing for the model. */
 #define NORMOPS_TEAM_FLOOR_PS 2000000LL      /* 2 µs */
 #define NORMOPS_GAIN_PERCENT 85
-#define NORMOPS_WAKE_PRIOR_NS 5000LL
+#define NORMOPS_WAKE_PRIOR_NS 5000LL          /* L before any loop measured it */
 #define NORMOPS_WAKE_FROM_LOOPS_NS 200000LL    /* L is learned from loops the team helped up to this W */
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
-#define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */          /* L before any loop measured it */
+#define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
 
 /* The state shared by every ISA build loaded in the process. Figures are
  * 64-bit integers read and written with relaxed atomics: a lost update
@@ -93,17 +97,18 @@ typedef struct {
     long long cost_seen[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES][NORMOPS_WAKE_SEEN];
     int cost_samples[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
     int cost_pinned[NORMOPS_COST_FAMILIES];
-    long long wake_ns[NORMOPS_GAP_BUCKETS];   /* L by gap; -1: not measured */
-    long long wake_seen[NORMOPS_GAP_BUCKETS][NORMOPS_WAKE_SEEN];  /* the last measurements */
-    unsigned wake_count[NORMOPS_GAP_BUCKETS];
+    long long wake_ns[NORMOPS_WAKE_SLOTS];   /* L by gap slot; -1: not measured */
+    long long wake_seen[NORMOPS_WAKE_SLOTS][NORMOPS_WAKE_SEEN];  /* the last measurements */
+    unsigned wake_count[NORMOPS_WAKE_SLOTS];
     int wake_pinned;
     long long join_ns;             /* j when pinned; -1: half the awake L */
-    unsigned retry[NORMOPS_GAP_BUCKETS];
+    unsigned retry[NORMOPS_WAKE_SLOTS];
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
     0, {{{0}}}, {{{{0}}}}, {{{0}}}, {0},
-    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
     {{0}}, {0}, 0, -1, {0}};
 static normops_team_state* normops_team = &normops_team_own;
 /* Tests: every loop of this build with chunks to share takes its whole
@@ -166,6 +171,14 @@ static inline void* normops_budget_state(void) {
 }
 
 /* --------------------------------------------------------------- figures */
+/* CPU time of the calling thread (a system call, about 0.3 µs: read only
+ * around parallel loops and before a long gap's decision). */
+static inline long long normops_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static inline long long normops_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -207,23 +220,26 @@ static inline int normops_gap_bucket(long long gap_ns) {
     return b;
 }
 
-/* L for a gap: this gap's figure, else the nearest shorter gap's. */
-static inline long long normops_wake_estimate(int bucket) {
+/* L for a gap slot (a bucket, plus NORMOPS_GAP_BUCKETS for a gap the
+ * caller spent idle): its figure, else the nearest shorter gap's of the
+ * same kind, else (an idle gap) the busy gap's of the same length. */
+static inline long long normops_wake_estimate(int slot) {
     long long w;
-    int b;
-    for (b = bucket; b >= 0; b--) {
+    int b, first = slot >= NORMOPS_GAP_BUCKETS ? NORMOPS_GAP_BUCKETS + NORMOPS_IDLE_FROM_BUCKET : 0;
+    for (b = slot; b >= first; b--) {
         w = NORMOPS_LOAD(normops_team->wake_ns[b]);
         if (w >= 0)
             return w;
     }
-    return NORMOPS_WAKE_PRIOR_NS;
+    return slot >= NORMOPS_GAP_BUCKETS ? normops_wake_estimate(slot - NORMOPS_GAP_BUCKETS)
+                                       : NORMOPS_WAKE_PRIOR_NS;
 }
 
 /* The least L measured for any gap (the prior when none is). */
 static inline long long normops_wake_least(void) {
     long long least = -1, w;
     int b;
-    for (b = 0; b < NORMOPS_GAP_BUCKETS; b++) {
+    for (b = 0; b < NORMOPS_WAKE_SLOTS; b++) {
         w = NORMOPS_LOAD(normops_team->wake_ns[b]);
         if (w >= 0 && (least < 0 || w < least))
             least = w;
@@ -274,7 +290,7 @@ static inline double normops_team_time(int n, double w, double l, double busiest
  * team would have paid but for this gap's wake-up. A pure function of the
  * figures: tests drive it with injected ones. */
 static inline int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
-                                      int family, int level, long long gap_ns, double* w_ps, int* slow_gap) {
+                                      int family, int level, int slot, double* w_ps, int* slow_gap) {
     double w, l, j, busiest, best_t, t, per_chunk;
     int n, best_n = 1;
     *slow_gap = 0;
@@ -287,7 +303,7 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
         return cap;
     if (w < (double)NORMOPS_TEAM_FLOOR_PS)
         return 1;
-    l = 1000.0 * (double)normops_wake_estimate(normops_gap_bucket(gap_ns));
+    l = 1000.0 * (double)normops_wake_estimate(slot);
     j = 1000.0 * (double)normops_join_estimate();
     best_t = w;
     for (n = 2; n <= cap; n++) {
@@ -316,12 +332,12 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
  * What team_plan decided for the loop about to run, for team_take and
  * team_release: they time it and learn from it. */
 typedef struct {
-    int family, bucket, active, timed;
+    int family, bucket, active, timed, first_team;
     long long elements, start_ns;
     double w_ps;
 } normops_loop_plan;
-static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0.0};
-static __thread long long normops_last_region_end_ns = -1;
+static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0, 0.0};
+static __thread long long normops_last_region_end_ns = -1, normops_last_region_cpu_ns = 0;
 static __thread long long normops_last_slow_ns = -1;
 static __thread unsigned normops_serial_sample = 0, normops_probe_turn = 0;
 
@@ -344,7 +360,13 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     now = normops_now_ns();
     gap = normops_last_region_end_ns < 0 ? -1 : now - normops_last_region_end_ns;
     bucket = normops_gap_bucket(gap);
-    n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, gap, &w, &slow);
+    /* a long gap the calling thread spent mostly off the CPU (asleep,
+     * waiting) leaves both cores idle, which costs far more to wake from
+     * on a virtual machine: such gaps have figures of their own */
+    if (bucket >= NORMOPS_IDLE_FROM_BUCKET
+        && (gap < 0 || 2 * (normops_thread_cpu_ns() - normops_last_region_cpu_ns) < gap))
+        bucket += NORMOPS_GAP_BUCKETS;
+    n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, bucket, &w, &slow);
     samples = NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)]);
     if ((samples < NORMOPS_PROBES || (samples < NORMOPS_PROBES_MORE && n > 1 && (normops_probe_turn++ & 7) == 0))
         && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_threads_always)
@@ -362,6 +384,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     normops_plan.active = 1;
     normops_plan.family = family;
     normops_plan.bucket = bucket;
+    normops_plan.first_team = gap < 0;
     normops_plan.elements = elements;
     normops_plan.w_ps = w;
     normops_plan.start_ns = now;
@@ -397,7 +420,9 @@ static inline void normops_team_learn(int n, long long took_ns) {
             w_ns = (double)took_ns * n;
         }
     }
-    if (NORMOPS_LOAD(normops_team->wake_pinned))
+    /* a thread's first team may include OpenMP starting its threads: a
+     * one-time cost, not a wake-up */
+    if (NORMOPS_LOAD(normops_team->wake_pinned) || normops_plan.first_team)
         return;
     /* invert T = L + (W - L) / n + (n - 2) j, or T = L when the caller did
      * all. A long loop that the team did help says little about L: what
@@ -428,8 +453,10 @@ static inline void normops_loop_end(int n) {
         end = normops_now_ns();
         if (normops_plan.timed)
             normops_team_learn(n, end - normops_plan.start_ns);
-        if (n > 1)
+        if (n > 1) {
             normops_last_region_end_ns = end;
+            normops_last_region_cpu_ns = normops_thread_cpu_ns();
+        }
     }
     normops_plan.active = 0;
     normops_plan.timed = 0;
@@ -451,7 +478,7 @@ static inline void normops_team_release(int taken) {
 /* Tests and pinning: read and set the figures. */
 static inline void normops_team_forget(void) {
     int b, f, l, s;
-    for (b = 0; b < NORMOPS_GAP_BUCKETS; b++) {
+    for (b = 0; b < NORMOPS_WAKE_SLOTS; b++) {
         NORMOPS_STORE(normops_team->wake_ns[b], -1LL);
         NORMOPS_STORE(normops_team->wake_count[b], 0u);
         NORMOPS_STORE(normops_team->retry[b], 0u);
