@@ -297,29 +297,103 @@ def _elem_type(type_proto):
     return type_proto.tensor_type.elem_type or None
 
 
-def _value_types(model, constants):
-    """name -> TypeProto of every value whose type the model gives or onnx's
-    shape inference finds (a value left out has a type known only at run
-    time)."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # noqa: BLE001 - a model inference cannot read: the declared types only
-        inferred = model
+# The output types of a served node (docs/specification.md §4.3): Y has X's
+# type, RMSNormalization's and SimplifiedLayerNormalization's Y the scale's;
+# the statistics of LayerNormalization and SimplifiedLayerNormalization are
+# float32; BatchNormalization's statistics have the type of its mean input;
+# ArgMax and ArgMin give int64. The operators below keep X's shape in Y.
+_Y_FROM_SCALE = ("RMSNormalization", "SimplifiedLayerNormalization")
+_FLOAT32_STATISTICS = ("LayerNormalization", "SimplifiedLayerNormalization")
+_SHAPE_CHANGING = ("ArgMax", "ArgMin")
+
+
+def _served_output_types(step, types):
+    """name -> TypeProto for the outputs of a served node whose inputs' types
+    are known (shapes only where Y keeps X's)."""
+    op_type = step.impl.op_type
+    names = step.outputs
+    x = types.get(step.inputs[0]) if step.inputs and step.inputs[0] else None
+    out = {}
+    for k, name in enumerate(names):
+        if not name:
+            continue
+        if op_type in ("ArgMax", "ArgMin"):
+            elem = TensorProto.INT64
+        elif k > 0 and op_type in _FLOAT32_STATISTICS:
+            elem = TensorProto.FLOAT
+        elif k > 0 and op_type == "BatchNormalization":
+            elem = _elem_type(types.get(step.inputs[3]) if len(step.inputs) > 3 and step.inputs[3] else None)
+        elif k == 0 and op_type in _Y_FROM_SCALE:
+            elem = _elem_type(types.get(step.inputs[1]) if len(step.inputs) > 1 and step.inputs[1] else None)
+        else:
+            elem = _elem_type(x)
+        if elem is None:
+            continue
+        keeps_shape = (k == 0 and not op_type.startswith("Reduce") and op_type not in _SHAPE_CHANGING
+                       and x is not None and x.tensor_type.HasField("shape"))
+        if keeps_shape:
+            value = onnx.TypeProto()
+            value.CopyFrom(x)
+            value.tensor_type.elem_type = elem
+        else:
+            value = onnx.helper.make_tensor_type_proto(elem, None)
+        out[name] = value
+    return out
+
+
+def _value_types(model, constants, served):
+    """name -> TypeProto of every value whose type the model gives, onnx's
+    shape inference finds, or a served node's type rule gives (``served``:
+    its steps in topological order; onnx infers no type through some of
+    them, GroupNormalization-21 for one). A value left out has a type known
+    only at run time."""
+    # Inference reads the model without the graph outputs' shapes: a declared
+    # shape may be a placeholder (an empty shape field, which onnx.checker
+    # wants, reads as rank 0) and inference would spread it.
+    base = onnx.ModelProto()
+    base.CopyFrom(model)
+    for value in base.graph.output:
+        if value.type.WhichOneof("value") == "tensor_type":
+            value.type.tensor_type.ClearField("shape")
+    extra = []  # value infos found by the served nodes' rule, for the next inference
     types = {}
-    for value in inferred.graph.output:  # the element type only: a declared shape may be a placeholder
-        elem = _elem_type(value.type)
-        if elem is not None:
-            types[value.name] = onnx.helper.make_tensor_type_proto(elem, None)
-    for value in list(inferred.graph.value_info) + list(model.graph.value_info):
-        if value.type.WhichOneof("value") is not None:
-            types[value.name] = value.type
-    for name, value in constants.items():
+    for _ in range(4):
+        source = base
+        if extra:
+            source = onnx.ModelProto()
+            source.CopyFrom(base)
+            source.graph.value_info.extend(extra)
         try:
-            types[name] = _ort.tensor_type(value.dtype, value.shape)
-        except (KeyError, TypeError, ValueError):
-            pass
-    for value in model.graph.input:  # what the feeds are checked against
-        types[value.name] = value.type
+            inferred = onnx.shape_inference.infer_shapes(source, strict_mode=False)
+        except Exception:  # noqa: BLE001 - a model inference cannot read: the declared types only
+            inferred = source
+        types = {}
+        for value in inferred.graph.output:  # the element type only: a declared shape may be a placeholder
+            elem = _elem_type(value.type)
+            if elem is not None:
+                types[value.name] = onnx.helper.make_tensor_type_proto(elem, None)
+        for value in list(inferred.graph.value_info) + list(source.graph.value_info):
+            if value.type.WhichOneof("value") is not None:
+                types[value.name] = value.type
+        for name, value in constants.items():
+            try:
+                types[name] = _ort.tensor_type(value.dtype, value.shape)
+            except (KeyError, TypeError, ValueError):
+                pass
+        for value in model.graph.input:  # what the feeds are checked against
+            types[value.name] = value.type
+        found = False
+        for step in served:
+            for name, value in _served_output_types(step, types).items():
+                if _elem_type(types.get(name)) is None:
+                    types[name] = value
+                    info = onnx.ValueInfoProto()
+                    info.name = name
+                    info.type.CopyFrom(value)
+                    extra.append(info)
+                    found = True
+        if not found:
+            break
     return types
 
 
@@ -441,7 +515,8 @@ class InferenceSession:
                 if positions:
                     refusable[i] = positions
         needs_ort = any(step.kind == "ort" for step in steps)
-        types = _value_types(checked, constants) if needs_ort or refusable else {}
+        served = [steps[i] for i in order if steps[i].kind == "served"]
+        types = _value_types(checked, constants, served) if needs_ort or refusable else {}
         self._fallback_nodes = set()
         for i, positions in refusable.items():
             step = steps[i]
