@@ -193,6 +193,10 @@ def test_partition_of_small_graphs():
     on_ort, piece, _, count = _check_partition(["ort", "plumbing", "ort", "normops", "plumbing", "normops"],
                                                [[], [0], [1], [2], [3], [4]])
     assert on_ort == [True, True, True, False, False, False] and count == 1
+    # plumbing read only by ONNX Runtime nodes joins the first of their pieces
+    on_ort, piece, _, count = _check_partition(["normops", "plumbing", "plumbing", "ort", "normops", "ort"],
+                                               [[], [0], [1], [2], [3], [2, 4]])
+    assert on_ort == [False, True, True, True, False, True] and piece[1] == piece[2] == 0 and count == 2
     # plumbing after an ONNX Runtime node, read by a normops node that an
     # ONNX Runtime node waits for: in NumPy it would cost a second piece
     #   0 N -> 1 P -> 2 O -> 4 O;  1 P -> 3 N -> 4 O
@@ -255,9 +259,10 @@ def test_conv_block_placement_results_and_bits():
     where = runs_on(session)
     assert where["gn1"] == where["gn2"] == where["sigmoid1"] == where["sigmoid2"] == "normops"
     assert where["conv1"] == where["conv2"] == "onnxruntime"
-    # the Muls of two normops results stay in NumPy (on ONNX Runtime they
-    # would save no piece), and so does the residual Add after them
-    assert where["silu1"] == where["silu2"] == where["residual"] == "numpy"
+    # the Mul of two normops results that only conv2 reads joins conv2's
+    # piece; the last one and the residual Add feed the output: NumPy
+    assert where["silu1"] == "onnxruntime"
+    assert where["silu2"] == where["residual"] == "numpy"
     assert max(p.piece for p in session.placement() if p.piece is not None) == 1
     for batch, size in ((1, 8), (2, 13)):
         x = examples.conv_input(batch, 16, size)
@@ -463,7 +468,7 @@ def test_types_known_only_at_run_time_fall_back_per_call():
     session = InferenceSession(model)
     (reduce, identity, size) = session.placement()
     assert reduce.runs_on == "normops" and "unknown at load" in reduce.reason
-    assert identity.runs_on == "numpy" and size.runs_on == "onnxruntime"
+    assert identity.runs_on == size.runs_on == "onnxruntime"  # only Size reads the Identity
     x = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
     m, n = session.run(None, {"x": x})
     same_bits(m, normops.ops.reduce_max(x, keepdims=0))

@@ -25,7 +25,9 @@ any predecessor's time, a normops node the smallest half-integer above
 them, and a plumbing node whichever of the two is earlier, that is the ONNX
 Runtime side exactly when its latest predecessor is an ONNX Runtime node
 (an Add after a MatMul joins the MatMul's piece; a Mul of two normops
-results stays in NumPy). Since what a node's successors may do depends only
+results stays in NumPy, unless only ONNX Runtime nodes read it: then it
+moves into their earliest piece, which changes no piece). Since what a
+node's successors may do depends only
 on its time, the earliest times are the best for every node at once, so
 the number of pieces (the largest time plus one) is the fewest any
 placement of the plumbing allows. The ONNX Runtime nodes of one time form
@@ -69,6 +71,19 @@ def partition(kinds, preds):
             time[i] = latest + 1 if latest % 2 else latest  # the next even time
         else:
             time[i] = latest if latest % 2 else latest + 1  # the next odd time
+    # A plumbing node left in NumPy whose readers all run on ONNX Runtime
+    # moves into the earliest of their pieces: it changes no piece (its
+    # inputs come earlier, its readers are no earlier), and the value
+    # crosses once instead of through a NumPy step. Readers first, so a
+    # chain of plumbing before a piece moves whole.
+    readers = [[] for _ in range(n)]
+    for i in range(n):
+        for p in preds[i]:
+            readers[p].append(i)
+    for i in range(n - 1, -1, -1):
+        if kinds[i] == "plumbing" and not on_ort[i] and readers[i] and all(on_ort[r] for r in readers[i]):
+            on_ort[i] = True
+            time[i] = min(time[r] for r in readers[i])
     piece = [time[i] // 2 if on_ort[i] else None for i in range(n)]
     before = [None if on_ort[i] else (time[i] + 1) // 2 for i in range(n)]
     # every piece number below the highest is used: a node at time 2k + 2
