@@ -643,3 +643,44 @@ def test_torch_export_script_reproduces_the_committed_model(tmp_path):
         same_bits(a["x"], b["x"])
         np.testing.assert_allclose(a["y"], b["y"], rtol=1e-5, atol=1e-6)
     assert torch.__version__
+
+
+# --------------------------------------------------------------------------
+# The command line and the backend
+
+
+@needs_ort
+def test_run_model_shows_the_placement_and_runs_mixed_models(tmp_path, capsys):
+    from normops.__main__ import main
+
+    model = examples.conv_block(channels=8, groups=2)
+    path = tmp_path / "conv.onnx"
+    onnx.save(model, str(path))
+    assert main(["run-model", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "normops runs some nodes, ONNX Runtime runs the others" in out
+    assert "normops: 4 nodes (GroupNormalization x2, Sigmoid x2)" in out
+    assert "onnxruntime in 2 pieces: 3 nodes (Conv x2, Mul)" in out
+    assert main(["run-model", str(path), "--placement"]) == 0
+    out = capsys.readouterr().out
+    assert "     0  onnxruntime      0  Conv ('conv1'): not served" in out
+    assert "     1  normops             GroupNormalization ('gn1')" in out
+    x = examples.conv_input(1, 8, 5)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run-model", str(path), "-i", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "y.npz")]) == 0
+    with np.load(tmp_path / "y.npz") as saved:
+        same_bits(saved["y"], InferenceSession(model).run(None, {"x": x})[0])
+    assert main(["run-model", str(path), "--normops-only"]) == 1
+    assert "use_onnxruntime=False" in capsys.readouterr().err
+
+
+@needs_ort
+def test_backend_hands_nodes_to_onnxruntime_only_when_asked():
+    from normops.onnx import Backend, ExactBackend
+
+    model = examples.conv_block(channels=8, groups=2)
+    with pytest.raises(UnsupportedError, match="Conv"):
+        ExactBackend.prepare(model)
+    rep = Backend.prepare(model, use_onnxruntime=True)
+    x = examples.conv_input(1, 8, 5)
+    same_bits(rep.run([x])[0], InferenceSession(model).run(None, {"x": x})[0])
