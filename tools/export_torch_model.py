@@ -5,13 +5,14 @@
 A model made by a real exporter, for tests/test_onnx_models.py: two
 convolutions, each followed by GroupNorm and SiLU, a global average pool,
 LayerNorm, a linear layer with GELU, a second linear layer and a softmax.
-It writes ``torch_small_convnet.onnx`` (weights inside, about 40 KB) and
+It writes ``torch_small_convnet.onnx`` (weights inside, 36 KB) and
 ``torch_small_convnet_io.npz`` (an input ``x`` and torch's output ``y``),
 so the tests need no torch. It needs torch (the CPU build is enough) and
 onnx; the weights come from ``torch.manual_seed(0)``.
 
-The exporter is torch.onnx's TorchScript-based one (``dynamo=False``),
-which needs nothing beyond torch, at opset 18: LayerNorm becomes
+The exporter is torch.onnx's TorchScript-based one (``dynamo=False``;
+torch 2.13 deprecates it but keeps it), which needs nothing beyond torch
+(the newer exporter needs onnxscript), at opset 18: LayerNorm becomes
 LayerNormalization and GroupNorm the InstanceNormalization it is built
 from, both served by normops; Conv, Gemm, Erf and the rest run on ONNX
 Runtime.
@@ -20,6 +21,7 @@ Runtime.
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -65,9 +67,12 @@ def export(out_dir):
     with torch.inference_mode():
         y = model(x)
     path = out_dir / f"{NAME}.onnx"
-    torch.onnx.export(model, (x,), str(path), input_names=["x"], output_names=["probs"], opset_version=OPSET,
-                      dynamic_axes={"x": {0: "batch", 2: "height", 3: "width"}, "probs": {0: "batch"}},
-                      dynamo=False)
+    with warnings.catch_warnings():  # the TorchScript exporter is deprecated, not gone: chosen on purpose
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)  # group_norm's size check, traced as constant
+        torch.onnx.export(model, (x,), str(path), input_names=["x"], output_names=["probs"], opset_version=OPSET,
+                          dynamic_axes={"x": {0: "batch", 2: "height", 3: "width"}, "probs": {0: "batch"}},
+                          dynamo=False)
     io_path = out_dir / f"{NAME}_io.npz"
     np.savez(io_path, x=x.numpy(), y=y.numpy())
     return path, io_path
