@@ -184,8 +184,9 @@ def test_every_unserved_operator_is_named_at_once():
          h.make_tensor_value_info("ln", T.FLOAT, [2])],
         opset=13, extra_opsets=[("com.example", 3)])
     with pytest.raises(UnsupportedError) as info:
-        InferenceSession(model)
+        InferenceSession(model, use_onnxruntime=False)  # normops alone (tests/test_onnx_models.py: with it)
     message = str(info.value)
+    assert "use_onnxruntime=False: ONNX Runtime may not run them (node 0 (Exp), node 1 (Exp), node 2 (Relu)," in message
     assert "5 operators" in message
     assert "LayerNormalization (domain ai.onnx, opset 13, 1 node): not defined at opset 13 (first version: 17)" in message
     assert "Exp (domain ai.onnx, opset 13, 2 nodes)" in message
@@ -208,7 +209,7 @@ def test_refused_plumbing_versions_and_values(node, opset, reason):
                        [h.make_tensor_value_info("y", T.FLOAT, [2])], opset=opset)
     model.ir_version = 8
     with pytest.raises(UnsupportedError, match=f"{node.op_type} \\(domain ai.onnx, opset {opset}, 1 node\\): .*{reason}"):
-        InferenceSession(model)
+        InferenceSession(model, use_onnxruntime=False)
 
 
 def test_invalid_models_are_refused_by_the_checker():
@@ -712,8 +713,12 @@ def test_run_model_command(tmp_path, capsys):
     unserved = make_model([h.make_node("Exp", ["x"], ["y"])], [h.make_tensor_value_info("x", T.FLOAT, [2])],
                           [h.make_tensor_value_info("y", T.FLOAT, [2])])
     onnx.save(unserved, str(tmp_path / "exp.onnx"))
-    assert main(["run-model", str(tmp_path / "exp.onnx")]) == 1
+    assert main(["run-model", str(tmp_path / "exp.onnx"), "--normops-only"]) == 1
     assert "Exp (domain ai.onnx, opset 17, 1 node)" in capsys.readouterr().err
+    if ort is not None:  # ONNX Runtime runs it (tests/test_onnx_models.py has the rest)
+        assert main(["run-model", str(tmp_path / "exp.onnx")]) == 0
+        out = capsys.readouterr().out
+        assert "ONNX Runtime runs every node" in out and "onnxruntime in 1 piece: 1 node (Exp)" in out
 
 
 def _batch_norm_model(opset, outputs, extra_nodes=(), **attributes):
@@ -813,7 +818,7 @@ def test_refused_legacy_batch_norm_forms_are_listed_at_load():
     for opset, outputs in ((7, ["y"]), (7, ["y", "mean", "var", "sm", "sv"]), (6, ["y"])):
         model = _batch_norm_model(opset, outputs, [exp], spatial=0)
         with pytest.raises(UnsupportedError) as info:
-            InferenceSession(model)
+            InferenceSession(model, use_onnxruntime=False)
         message = str(info.value)
         assert "2 operators" in message
         assert (f"BatchNormalization (domain ai.onnx, opset {opset}, 1 node): opset {opset}: attribute "

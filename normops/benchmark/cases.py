@@ -1005,3 +1005,71 @@ def session_case(shape: Sequence[int]) -> Case:
 
 for _shape in ((4, 64), (64, 1024)):
     register(session_case(_shape))
+
+
+# ---------------------------------------------- whole models: normops + ONNX Runtime
+
+#: (name, builder keyword arguments, input shape) of the model cases: a
+#: transformer encoder block and a convolutional block with
+#: GroupNormalization (`normops.onnx.examples`), each at two sizes. The
+#: normops side runs the normalisations, Softmax, Sigmoid and Gelu and
+#: hands every other node to ONNX Runtime (docs/onnx.md, "Models with other
+#: operators"); ONNX Runtime alone runs the same model.
+MODEL_CASES = (
+    ("transformer", {"d_model": 256, "heads": 4, "ffn": 1024}, (1, 128, 256)),
+    ("transformer", {"d_model": 512, "heads": 8, "ffn": 2048}, (1, 256, 512)),
+    ("convgn", {"channels": 64, "groups": 32}, (1, 64, 32, 32)),
+    ("convgn", {"channels": 128, "groups": 32}, (1, 128, 64, 64)),
+)
+
+
+def _example_model(kind, kwargs):
+    def build(inputs=None):
+        from normops.onnx import examples
+
+        if kind == "transformer":
+            return examples.transformer_block(**kwargs)
+        return examples.conv_block(**kwargs)
+
+    return build
+
+
+def model_case(kind: str, kwargs: dict, shape: Sequence[int]) -> Case:
+    """A whole example model in `normops.onnx.InferenceSession` (normops'
+    nodes on normops, the others on ONNX Runtime) against ONNX Runtime
+    alone; no NumPy expression, so no accuracy column (the tests compare
+    the outputs: tests/test_onnx_models.py)."""
+    shape = tuple(int(d) for d in shape)
+    build_model = _example_model(kind, kwargs)
+
+    def make(rng, dtype):
+        return [rng.standard_normal(shape, dtype=np.float32).astype(dtype)]
+
+    def normops_session(mode):
+        def build(inputs, threads):
+            from normops.onnx import InferenceSession
+
+            sess = InferenceSession(build_model().SerializeToString(), mode=mode, n_threads=threads)
+            feeds = {"x": inputs[0]}
+            return lambda: sess.run(None, feeds)
+
+        return build
+
+    if kind == "transformer":
+        label = "transformer block"
+        detail = f"d{kwargs['d_model']}"
+    else:
+        label = "conv block (GroupNormalization)"
+        detail = f"c{kwargs['channels']}"
+    return Case(
+        name=f"model_{kind}_{detail}_{'x'.join(map(str, shape))}", op_type="Model", opset=21, shape=shape,
+        attributes={}, dtypes=("float32",), make_inputs=make, numpy_fn=None, torch_fn=None,
+        normops_fn="onnx.InferenceSession", width=shape[-1], input_names=("x",), group="session",
+        contenders=("normops-exact", "normops-fast", "onnxruntime"),
+        builders={"normops-exact": normops_session("exact"), "normops-fast": normops_session("fast")},
+        onnx_model=build_model, family_label=label,
+    )
+
+
+for _kind, _kwargs, _shape in MODEL_CASES:
+    register(model_case(_kind, _kwargs, _shape))

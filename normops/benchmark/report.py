@@ -464,7 +464,10 @@ _GROUP_TEXT = {
                     "arguments (`numpy/exact`, `scipy/exact` above 1: normops is faster)."),
     "session": ("ONNX sessions", "A 10-node model (LayerNormalization, Softmax, Sigmoid, "
                 "RMSNormalization, LogSoftmax, twice) in `normops.onnx.InferenceSession` "
-                "(exact, fast) and in ONNX Runtime."),
+                "(exact, fast) and in ONNX Runtime; and whole models (`model_*`: a transformer "
+                "encoder block, a convolutional block with GroupNormalization) whose other nodes "
+                "(MatMul, Conv...) the session hands to ONNX Runtime, against ONNX Runtime alone "
+                "on the same model (docs/onnx.md)."),
 }
 
 

@@ -6,8 +6,10 @@
 
 ``InferenceSession`` follows ONNX Runtime's interface; ``Backend`` (and
 ``ExactBackend``, ``FastBackend``) implement ``onnx.backend.base.Backend``.
-The operators a model may use are normops's (``normops.run``) plus the
-plumbing listed in ``PLUMBING_OPERATORS``. See docs/onnx.md.
+normops runs its own operators (``normops.run``) and the plumbing listed in
+``PLUMBING_OPERATORS``; every other node runs on ONNX Runtime (the optional
+``ort`` extra), and ``InferenceSession.placement()`` says where each node
+runs. ``normops.onnx.examples`` builds example models. See docs/onnx.md.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ._backend import Backend, BackendRep, ExactBackend, FastBackend
 from ._plumbing import PLUMBING
-from ._session import InferenceSession, NodeArg
+from ._session import InferenceSession, NodeArg, Placement
 
 #: The non-normops operators a model may use (default domain), sorted.
 PLUMBING_OPERATORS = tuple(sorted(PLUMBING))
 
-__all__ = ["InferenceSession", "NodeArg", "Backend", "BackendRep", "ExactBackend", "FastBackend",
+__all__ = ["InferenceSession", "NodeArg", "Placement", "Backend", "BackendRep", "ExactBackend", "FastBackend",
            "PLUMBING_OPERATORS"]

@@ -47,10 +47,18 @@ class BackendRep(_BaseRep):
 
 class Backend(onnx.backend.base.Backend):
     """normops as an ONNX backend (CPU only). ``prepare(model, mode=...,
-    n_threads=...)``; ``mode`` defaults to the class's ``mode`` (None:
-    ``normops.config``). ``FastBackend`` is the same with mode "fast"."""
+    n_threads=..., use_onnxruntime=...)``; ``mode`` defaults to the class's
+    ``mode`` (None: ``normops.config``). ``FastBackend`` is the same with
+    mode "fast".
+
+    A backend tests normops' operators (onnx's backend test runner), so by
+    default it refuses what normops does not serve instead of handing it to
+    ONNX Runtime: ``use_onnxruntime=True`` (or the class attribute) lets
+    the session run such nodes on ONNX Runtime.
+    """
 
     mode = None
+    use_onnxruntime = False
 
     @classmethod
     def supports_device(cls, device):
@@ -65,11 +73,12 @@ class Backend(onnx.backend.base.Backend):
             raise UnsupportedError(f"{cls.__name__}: device {device!r} is not served (only 'CPU')")
         mode = kwargs.pop("mode", cls.mode)
         n_threads = kwargs.pop("n_threads", None)
+        use_onnxruntime = kwargs.pop("use_onnxruntime", cls.use_onnxruntime)
         for name in _RUNNER_KWARGS:
             kwargs.pop(name, None)
         if kwargs:
             raise InvalidInputError(f"{cls.__name__}: unknown keyword argument {sorted(kwargs)[0]!r}")
-        return InferenceSession(model, mode=mode, n_threads=n_threads)
+        return InferenceSession(model, mode=mode, n_threads=n_threads, use_onnxruntime=use_onnxruntime)
 
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):

@@ -1,7 +1,8 @@
 """``python -m normops run-model MODEL [--input NAME=FILE.npy ...]``.
 
-Without inputs it loads the model and describes it (or lists what normops
-does not serve); with inputs it runs it and prints or saves the outputs.
+Without inputs it loads the model and describes it: where its nodes run
+(normops, NumPy plumbing, ONNX Runtime), or why it cannot be loaded; with
+inputs it runs it and prints or saves the outputs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,43 @@ def _parser():
     parser.add_argument("--output", "-o", metavar="FILE.npz", help="save the outputs with numpy.savez")
     parser.add_argument("--mode", choices=("exact", "fast"), default=None, help="flavour (default: exact)")
     parser.add_argument("--threads", type=int, default=None, help="thread count (default: OpenMP's)")
+    parser.add_argument("--placement", action="store_true",
+                        help="list every node with where it runs (default: a summary)")
+    parser.add_argument("--normops-only", action="store_true",
+                        help="refuse the model when a node needs ONNX Runtime")
     return parser
+
+
+def _summary(session):
+    """Lines saying where the nodes run, operator by operator."""
+    rows = session.placement()
+    lines = []
+    for runs_on, title in (("normops", "normops"), ("numpy", "numpy (plumbing)"),
+                           ("onnxruntime", "onnxruntime")):
+        counts = {}
+        for row in rows:
+            if row.runs_on == runs_on:
+                counts[row.op_type] = counts.get(row.op_type, 0) + 1
+        if not counts:
+            continue
+        pieces = {row.piece for row in rows if row.runs_on == runs_on and row.piece is not None}
+        if runs_on == "onnxruntime":
+            title += f" in {len(pieces)} piece{'s' if len(pieces) != 1 else ''}"
+        ops = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(counts.items()))
+        n = sum(counts.values())
+        lines.append(f"  {title}: {n} node{'s' if n != 1 else ''} ({ops})")
+    return lines
+
+
+def _table(session):
+    lines = ["  node  runs on      piece  operator (name): reason"]
+    for row in session.placement():
+        piece = "" if row.piece is None else str(row.piece)
+        name = f" ({row.name!r})" if row.name else ""
+        domain = "" if row.domain == "ai.onnx" else f"{row.domain}::"
+        reason = f": {row.reason}" if row.reason else ""
+        lines.append(f"  {row.node:4d}  {row.runs_on:<11s}  {piece:>5s}  {domain}{row.op_type}{name}{reason}")
+    return lines
 
 
 def main(argv=None):
@@ -43,12 +80,22 @@ def main(argv=None):
             print(f"run-model: cannot read {file!r}: {exc}", file=sys.stderr)
             return 2
     try:
-        session = InferenceSession(args.model, mode=args.mode, n_threads=args.threads)
+        session = InferenceSession(args.model, mode=args.mode, n_threads=args.threads,
+                                   use_onnxruntime=not args.normops_only)
     except (InvalidInputError, UnsupportedError) as exc:
         print(f"run-model: {exc}", file=sys.stderr)
         return 1
     if not feeds:
-        print(f"{args.model}: normops serves every node")
+        on_ort = sum(row.runs_on == "onnxruntime" for row in session.placement())
+        if not on_ort:
+            print(f"{args.model}: normops serves every node")
+        elif on_ort == len(session.placement()):
+            print(f"{args.model}: ONNX Runtime runs every node")
+        else:
+            print(f"{args.model}: normops runs some nodes, ONNX Runtime runs the others")
+        print("placement:")
+        for line in _table(session) if args.placement else _summary(session):
+            print(line)
         for title, values in (("inputs", session.get_inputs()), ("outputs", session.get_outputs())):
             print(f"{title}:")
             for arg in values:

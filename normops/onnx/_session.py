@@ -12,6 +12,7 @@ import functools
 import heapq
 import os
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -20,10 +21,12 @@ import onnx.defs
 import onnx.external_data_helper
 import onnx.helper
 import onnx.numpy_helper
+import onnx.shape_inference
 from onnx import AttributeProto, TensorProto
 
 from .. import _config, _isa, _registry
 from .._errors import InvalidInputError, UnsupportedError
+from . import _ort, _partition
 from ._plumbing import PLUMBING
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -130,10 +133,12 @@ def _label(index, node):
 
 
 class _Step:
-    """One node, ready to run: ``kind`` is 'served' or 'plumbing'."""
+    """One node, ready to run: ``kind`` is 'served', 'plumbing' or 'ort'
+    (a node for ONNX Runtime; its piece is a step of kind 'piece')."""
 
     __slots__ = ("label", "kind", "impl", "version", "inputs", "outputs", "attributes",
-                 "call", "direct", "arguments", "stores", "n_declared")
+                 "call", "direct", "arguments", "stores", "n_declared", "key", "reason", "index",
+                 "node_inputs", "piece", "fallback")
 
     def prepare(self):
         """What a run needs that does not depend on the feeds, once: the
@@ -161,9 +166,40 @@ class _Step:
             self.call = None
 
 
-def _topological_order(graph, available):
+def _implicit_inputs(node):
+    """The outer-scope values a node's subgraphs read (If, Loop, Scan): names
+    used in a subgraph that the subgraph does not define, at any depth."""
+    found = []
+
+    def visit(graph, outer_defined):
+        defined = set(outer_defined)
+        defined.update(v.name for v in graph.input)
+        defined.update(t.name for t in graph.initializer)
+        defined.update(t.values.name for t in graph.sparse_initializer)
+        for inner in graph.node:
+            for name in inner.input:
+                if name and name not in defined:
+                    found.append(name)
+            for attr in inner.attribute:
+                for sub in ([attr.g] if attr.type == AttributeProto.GRAPH else
+                            list(attr.graphs) if attr.type == AttributeProto.GRAPHS else []):
+                    visit(sub, defined)
+            defined.update(n for n in inner.output if n)
+        for value in graph.output:
+            if value.name not in defined:
+                found.append(value.name)
+
+    for attr in node.attribute:
+        for sub in ([attr.g] if attr.type == AttributeProto.GRAPH else
+                    list(attr.graphs) if attr.type == AttributeProto.GRAPHS else []):
+            visit(sub, ())
+    return list(dict.fromkeys(found))
+
+
+def _topological_order(graph, available, node_inputs):
     """Node indices in an order where every input is produced before use
-    (the file's order whenever it already is one)."""
+    (the file's order whenever it already is one); ``node_inputs[i]`` are
+    the values node i reads (its inputs and its subgraphs' outer values)."""
     nodes = graph.node
     producer = {}
     for i, node in enumerate(nodes):
@@ -176,7 +212,7 @@ def _topological_order(graph, available):
     waiting = [0] * len(nodes)
     consumers = [[] for _ in nodes]
     for i, node in enumerate(nodes):
-        for name in set(node.input):
+        for name in set(node_inputs[i]):
             if not name or name in available:
                 continue
             if name not in producer:
@@ -201,7 +237,8 @@ def _topological_order(graph, available):
 
 def _check(model, order, unchecked):
     """onnx.checker.check_model (full_check=False) on the model, sorted, with
-    served operators onnx has no schema for moved to a private domain."""
+    served operators onnx has no schema for moved to a private domain;
+    returns the model checked."""
     if order != sorted(order) or unchecked:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
@@ -218,6 +255,146 @@ def _check(model, order, unchecked):
     except (onnx.checker.ValidationError, ValueError) as exc:
         message = str(exc).strip().replace("\n\n", "\n")
         raise InvalidInputError(f"{_WHERE}: the model fails onnx.checker: {message}") from None
+    return model
+
+
+# --------------------------------------------------------------------------
+# Types: which node goes to ONNX Runtime for the type of an input
+
+#: Element types ONNX allows for some served operators that normops does not
+#: serve (docs/specification.md §15.4: bool, which ReduceMax and ReduceMin
+#: take from opset 20). Every other type an operator's ONNX schema allows,
+#: normops serves (tests/test_onnx_models.py checks this against the
+#: operators themselves).
+_TYPES_NOT_SERVED = frozenset({TensorProto.BOOL})
+
+
+def _refusable_inputs(node, step):
+    """Positions of the inputs of a served node whose ONNX schema allows a
+    type in _TYPES_NOT_SERVED (none for an operator onnx has no schema for)."""
+    domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+    try:
+        schema = onnx.defs.get_schema(node.op_type, step.version, domain)
+    except onnx.defs.SchemaError:
+        return ()
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    refused = {_type_string(t) for t in _TYPES_NOT_SERVED}
+    positions = []
+    for k, formal in enumerate(schema.inputs):
+        types = allowed.get(formal.type_str, {formal.type_str})
+        if types & refused:
+            if formal.option == onnx.defs.OpSchema.FormalParameterOption.Variadic:
+                positions.extend(range(k, len(node.input)))
+            else:
+                positions.append(k)
+    return tuple(p for p in positions if p < len(node.input))
+
+
+def _elem_type(type_proto):
+    """The element type of a tensor TypeProto; None when unknown."""
+    if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
+        return None
+    return type_proto.tensor_type.elem_type or None
+
+
+# The output types of a served node (docs/specification.md §4.3): Y has X's
+# type, RMSNormalization's and SimplifiedLayerNormalization's Y the scale's;
+# the statistics of LayerNormalization and SimplifiedLayerNormalization are
+# float32; BatchNormalization's statistics have the type of its mean input;
+# ArgMax and ArgMin give int64. The operators below keep X's shape in Y.
+_Y_FROM_SCALE = ("RMSNormalization", "SimplifiedLayerNormalization")
+_FLOAT32_STATISTICS = ("LayerNormalization", "SimplifiedLayerNormalization")
+_SHAPE_CHANGING = ("ArgMax", "ArgMin")
+
+
+def _served_output_types(step, types):
+    """name -> TypeProto for the outputs of a served node whose inputs' types
+    are known (shapes only where Y keeps X's)."""
+    op_type = step.impl.op_type
+    names = step.outputs
+    x = types.get(step.inputs[0]) if step.inputs and step.inputs[0] else None
+    out = {}
+    for k, name in enumerate(names):
+        if not name:
+            continue
+        if op_type in ("ArgMax", "ArgMin"):
+            elem = TensorProto.INT64
+        elif k > 0 and op_type in _FLOAT32_STATISTICS:
+            elem = TensorProto.FLOAT
+        elif k > 0 and op_type == "BatchNormalization":
+            elem = _elem_type(types.get(step.inputs[3]) if len(step.inputs) > 3 and step.inputs[3] else None)
+        elif k == 0 and op_type in _Y_FROM_SCALE:
+            elem = _elem_type(types.get(step.inputs[1]) if len(step.inputs) > 1 and step.inputs[1] else None)
+        else:
+            elem = _elem_type(x)
+        if elem is None:
+            continue
+        keeps_shape = (k == 0 and not op_type.startswith("Reduce") and op_type not in _SHAPE_CHANGING
+                       and x is not None and x.tensor_type.HasField("shape"))
+        if keeps_shape:
+            value = onnx.TypeProto()
+            value.CopyFrom(x)
+            value.tensor_type.elem_type = elem
+        else:
+            value = onnx.helper.make_tensor_type_proto(elem, None)
+        out[name] = value
+    return out
+
+
+def _value_types(model, constants, served):
+    """name -> TypeProto of every value whose type the model gives, onnx's
+    shape inference finds, or a served node's type rule gives (``served``:
+    its steps in topological order; onnx infers no type through some of
+    them, GroupNormalization-21 for one). A value left out has a type known
+    only at run time."""
+    # Inference reads the model without the graph outputs' shapes: a declared
+    # shape may be a placeholder (an empty shape field, which onnx.checker
+    # wants, reads as rank 0) and inference would spread it.
+    base = onnx.ModelProto()
+    base.CopyFrom(model)
+    for value in base.graph.output:
+        if value.type.WhichOneof("value") == "tensor_type":
+            value.type.tensor_type.ClearField("shape")
+    extra = []  # value infos found by the served nodes' rule, for the next inference
+    types = {}
+    for _ in range(4):
+        source = base
+        if extra:
+            source = onnx.ModelProto()
+            source.CopyFrom(base)
+            source.graph.value_info.extend(extra)
+        try:
+            inferred = onnx.shape_inference.infer_shapes(source, strict_mode=False)
+        except Exception:  # noqa: BLE001 - a model inference cannot read: the declared types only
+            inferred = source
+        types = {}
+        for value in inferred.graph.output:  # the element type only: a declared shape may be a placeholder
+            elem = _elem_type(value.type)
+            if elem is not None:
+                types[value.name] = onnx.helper.make_tensor_type_proto(elem, None)
+        for value in list(inferred.graph.value_info) + list(source.graph.value_info):
+            if value.type.WhichOneof("value") is not None:
+                types[value.name] = value.type
+        for name, value in constants.items():
+            try:
+                types[name] = _ort.tensor_type(value.dtype, value.shape)
+            except (KeyError, TypeError, ValueError):
+                pass
+        for value in model.graph.input:  # what the feeds are checked against
+            types[value.name] = value.type
+        found = False
+        for step in served:
+            for name, value in _served_output_types(step, types).items():
+                if _elem_type(types.get(name)) is None:
+                    types[name] = value
+                    info = onnx.ValueInfoProto()
+                    info.name = name
+                    info.type.CopyFrom(value)
+                    extra.append(info)
+                    found = True
+        if not found:
+            break
+    return types
 
 
 class _MissingOutput(Exception):
@@ -243,19 +420,51 @@ def _relabelled(step, exc):
 # The session
 
 
+class Placement(NamedTuple):
+    """Where one node of the model runs (``InferenceSession.placement()``).
+
+    ``node`` is its index in the model's ``graph.node``; ``runs_on`` is
+    "normops" (a normops operator), "numpy" (a plumbing operator, run by
+    normops in NumPy; a Constant is evaluated once at load) or
+    "onnxruntime"; ``piece`` numbers the ONNX Runtime sessions in the order
+    they run (None off ONNX Runtime); ``reason`` says why, where there is
+    more to say than the operator's name.
+    """
+
+    node: int
+    name: str
+    op_type: str
+    domain: str
+    runs_on: str
+    piece: int | None
+    reason: str
+
+
 class InferenceSession:
-    """Run an ONNX model whose nodes normops serves, like ONNX Runtime's
-    ``InferenceSession``.
+    """Run an ONNX model, like ONNX Runtime's ``InferenceSession``: the
+    nodes normops serves on normops, the others on ONNX Runtime.
 
     ``model`` is a path (external data is read next to it), bytes or an
     ``onnx.ModelProto``. ``mode`` ("exact" or "fast") and ``n_threads``
     apply to every normops node; None follows ``normops.config`` in the
-    thread that calls ``run``.
+    thread that calls ``run``. Nodes normops does not serve run on ONNX
+    Runtime (the optional ``ort`` extra), grouped at load into as few
+    ONNX Runtime sessions as the graph allows; ``use_onnxruntime=False``
+    refuses such models instead. ``sess_options``, an
+    ``onnxruntime.SessionOptions``, replaces the options of those sessions
+    (by default ``n_threads`` intra-op threads, sleeping between calls).
+    ``placement()`` tells where each node runs.
     """
 
-    def __init__(self, model, *, mode=None, n_threads=None):
+    def __init__(self, model, *, mode=None, n_threads=None, use_onnxruntime=True, sess_options=None):
         self._mode = None if mode is None else _config.check_mode(mode, _WHERE)
         self._n_threads = _config.check_n_threads(n_threads, _WHERE)
+        if use_onnxruntime is not True and use_onnxruntime is not False:
+            raise InvalidInputError(
+                f"{_WHERE}: argument 'use_onnxruntime' must be True or False, not {use_onnxruntime!r}")
+        self._use_ort = use_onnxruntime
+        self._sess_options = sess_options
+        self._ort_factory = None
         model, path = _load(model)
         self._path = path
         graph = model.graph
@@ -288,15 +497,62 @@ class InferenceSession:
         self._feedable = {a.name: a for a in self._inputs + self._overridable}
 
         steps, unchecked = self._resolve(graph)
+        unserved = [i for i, step in enumerate(steps) if step.kind == "ort"]
+        if unserved:  # before anything else, as when normops ran only what it serves
+            self._refuse_without_ort(graph, steps, unserved)
         available = set(constants) | {v.name for v in graph.input}
-        order = _topological_order(graph, available)
-        _check(model, order, unchecked)
+        node_inputs = [list(node.input) + _implicit_inputs(node) for node in graph.node]
+        order = _topological_order(graph, available, node_inputs)
+        checked = _check(model, order, unchecked)
+
+        # The types the model gives, where a decision needs them: pieces
+        # need their inputs' types, and a normops node goes to ONNX Runtime
+        # when an input has a type ONNX allows and normops does not serve.
+        refusable = {}
+        for i, step in enumerate(steps):
+            if step.kind == "served":
+                positions = _refusable_inputs(graph.node[i], step)
+                if positions:
+                    refusable[i] = positions
+        needs_ort = any(step.kind == "ort" for step in steps)
+        served = [steps[i] for i in order if steps[i].kind == "served"]
+        types = _value_types(checked, constants, served) if needs_ort or refusable else {}
+        self._fallback_nodes = set()
+        for i, positions in refusable.items():
+            step = steps[i]
+            unknown = False
+            for k in positions:
+                name = step.inputs[k] if k < len(step.inputs) else ""
+                if not name:
+                    continue
+                elem = _elem_type(types.get(name))
+                if elem in _TYPES_NOT_SERVED:
+                    step.kind = "ort"
+                    step.reason = (f"input {step.impl.inputs[k]!r} is {_type_string(elem)}, which normops "
+                                   "does not serve (docs/specification.md §15.4)")
+                    break
+                if elem is None:
+                    unknown = True
+            else:
+                if unknown:
+                    self._fallback_nodes.add(i)
+        on_ort_nodes = [i for i, step in enumerate(steps) if step.kind == "ort"]
+        if on_ort_nodes:
+            self._refuse_without_ort(graph, steps, on_ort_nodes)
+        if self._fallback_nodes and not (self._use_ort and _ort.available()):
+            self._fallback_nodes = set()
+
+        # Constants (normops' plumbing) once; the rest in topological order.
         self._steps = []
+        self._placement = [None] * len(graph.node)
         for i in order:
             step = steps[i]
+            step.index = i
+            step.node_inputs = node_inputs[i]
             if step.kind == "plumbing" and step.impl.op_type == "Constant":
                 value = self._run_step(step, [], None, None)[0]
                 constants[step.outputs[0]] = value
+                self._placement[i] = ("numpy", None, "a constant, evaluated once at load")
             else:
                 self._steps.append(step)
         for value in constants.values():
@@ -305,15 +561,22 @@ class InferenceSession:
         self._constant_values = list(constants.values())
         self._constant_ids = frozenset(map(id, self._constant_values))  # the arrays live as long as the session
         self._output_names = [a.name for a in self._outputs]
+        self._n_pieces = 0
+        self._graph_nodes = [onnx.NodeProto() for _ in graph.node]  # what placement() describes
+        for kept, node in zip(self._graph_nodes, graph.node):
+            kept.op_type, kept.name, kept.domain = node.op_type, node.name, node.domain
+        self._schedule(graph, model, checked, types)
         for step in self._steps:
-            step.prepare()
+            if step.kind != "piece":
+                step.prepare()
         self._plans = {}  # output names -> their compiled evaluation (see _plan)
         self._all_outputs = tuple(self._output_names)
         self._plan(self._all_outputs)
 
     def _resolve(self, graph):
-        """A _Step per node; UnsupportedError listing every unserved operator."""
-        steps, problems, unchecked = [], {}, set()
+        """A _Step per node: "served", "plumbing", or "ort" with the reason
+        normops does not serve it (``step.reason``, ``step.key``)."""
+        steps, unchecked = [], set()
         for i, node in enumerate(graph.node):
             label = _label(i, node)
             domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
@@ -321,17 +584,18 @@ class InferenceSession:
             if opset is None:
                 raise InvalidInputError(
                     f"{_WHERE}: {label} is in domain {_domain_label(domain)!r}, which the model does not import")
-            key = (node.op_type, _domain_label(domain), opset)
-            try:
-                attributes = {a.name: _attribute_value(a) for a in node.attribute}
-            except UnsupportedError as exc:
-                problems.setdefault(key, []).append(str(exc))
-                steps.append(None)
-                continue
             step = _Step()
             step.label = label
             step.inputs = list(node.input)
             step.outputs = list(node.output)
+            step.key = (node.op_type, _domain_label(domain), opset)
+            step.reason = None
+            steps.append(step)
+            try:
+                attributes = {a.name: _attribute_value(a) for a in node.attribute}
+            except UnsupportedError as exc:
+                step.kind, step.reason = "ort", str(exc)
+                continue
             reason = None
             if _registry.is_served(domain, node.op_type, opset):
                 op = _registry.lookup(node.op_type, domain)
@@ -343,8 +607,7 @@ class InferenceSession:
                     except InvalidInputError as exc:
                         raise InvalidInputError(f"{_WHERE}: {label}: {exc}") from None
                     if reason is not None:
-                        problems.setdefault(key, []).append(reason)
-                        steps.append(step)
+                        step.kind, step.reason = "ort", reason
                         continue
                 if len(step.inputs) > len(op.inputs) or len(step.outputs) > len(op.outputs):
                     raise InvalidInputError(
@@ -382,18 +645,157 @@ class InferenceSession:
             else:
                 reason = "not served"
             if reason is not None:
-                problems.setdefault(key, []).append(reason)
-            steps.append(step)
-        if problems:
-            lines = []
-            for (op_type, domain, opset), reasons in problems.items():
-                count = f"{len(reasons)} nodes" if len(reasons) > 1 else "1 node"
-                lines.append(f"{op_type} (domain {domain}, opset {opset}, {count}): "
-                             f"{'; '.join(dict.fromkeys(reasons))}")
-            raise UnsupportedError(
-                f"{_WHERE}: the model uses {len(problems)} operator{'s' if len(problems) > 1 else ''} "
-                "normops does not serve:\n  " + "\n  ".join(lines))
+                step.kind, step.reason = "ort", reason
         return steps, unchecked
+
+    def _refuse_without_ort(self, graph, steps, on_ort_nodes):
+        """UnsupportedError listing every operator normops does not serve,
+        unless ONNX Runtime is there to run those nodes."""
+        if self._use_ort and _ort.available():
+            return
+        problems = {}
+        for i in on_ort_nodes:
+            problems.setdefault(steps[i].key, []).append(steps[i].reason)
+        lines = []
+        for (op_type, domain, opset), reasons in problems.items():
+            count = f"{len(reasons)} nodes" if len(reasons) > 1 else "1 node"
+            lines.append(f"{op_type} (domain {domain}, opset {opset}, {count}): "
+                         f"{'; '.join(dict.fromkeys(reasons))}")
+        labels = [steps[i].label for i in on_ort_nodes]
+        shown = ", ".join(labels[:8]) + (f" and {len(labels) - 8} more" if len(labels) > 8 else "")
+        if self._use_ort:
+            tail = (f"ONNX Runtime would run {'these nodes' if len(labels) > 1 else 'this node'} ({shown}), "
+                    f"but it is not installed: {_ort.INSTALL}")
+        else:
+            tail = f"use_onnxruntime=False: ONNX Runtime may not run {'them' if len(labels) > 1 else 'it'} ({shown})"
+        raise UnsupportedError(
+            f"{_WHERE}: the model uses {len(problems)} operator{'s' if len(problems) > 1 else ''} "
+            "normops does not serve:\n  " + "\n  ".join(lines) + "\n" + tail)
+
+    def _ort_session_factory(self):
+        """onnxruntime's InferenceSession for a model's bytes, with the
+        session's options (onnxruntime imported on first use)."""
+        if self._ort_factory is None:
+            ort = _ort.module()
+            if ort is None:  # pragma: no cover - available() said it is there
+                raise UnsupportedError(f"{_WHERE}: onnxruntime cannot be imported: {_ort.INSTALL}")
+            n = self._n_threads if self._n_threads is not None else _config.get_config()["n_threads"]
+            options = _ort.session_options(ort, n, self._sess_options)
+            self._ort_factory = _ort.make_session_factory(ort, options)
+        return self._ort_factory
+
+    def _schedule(self, graph, model, checked, types):
+        """Partition the steps (normops, NumPy plumbing, ONNX Runtime pieces)
+        and put them in run order: the normops-side steps that run before
+        piece 0, piece 0, the steps between pieces 0 and 1, and so on."""
+        steps = self._steps
+        producer = {}
+        for k, step in enumerate(steps):
+            for name in step.outputs:
+                if name:
+                    producer[name] = k
+        # Only nodes a graph output depends on run; the others make no piece.
+        live = [False] * len(steps)
+        wanted = set(self._output_names)
+        for k in range(len(steps) - 1, -1, -1):
+            if wanted.intersection(steps[k].outputs):
+                live[k] = True
+                wanted.update(n for n in steps[k].node_inputs if n)
+        kinds = []
+        for step, alive in zip(steps, live):
+            if step.kind == "ort" and alive:
+                kinds.append("ort")
+            elif step.kind == "plumbing" and alive:
+                kinds.append("plumbing")
+            else:
+                kinds.append("normops")  # normops' side (a dead unserved node never runs)
+        preds = [sorted({producer[n] for n in step.node_inputs if n in producer}) for step in steps]
+        on_ort, piece, before = _partition.partition(kinds, preds)
+        n_pieces = 1 + max((p for p in piece if p is not None), default=-1)
+        self._n_pieces = n_pieces
+
+        for k, step in enumerate(steps):
+            if step.kind == "ort" and not live[k]:
+                self._placement[step.index] = ("onnxruntime", None, f"{step.reason}; no graph output "
+                                               "depends on it, so it never runs")
+            elif on_ort[k]:
+                reason = step.reason if step.kind == "ort" else \
+                    "plumbing next to ONNX Runtime nodes, run in their piece"
+                self._placement[step.index] = ("onnxruntime", piece[k], reason)
+            elif step.kind == "served":
+                reason = ""
+                if step.index in self._fallback_nodes:
+                    reason = ("input types unknown at load: a run whose inputs normops does not serve "
+                              "runs this node on ONNX Runtime")
+                self._placement[step.index] = ("normops", None, reason)
+            else:
+                self._placement[step.index] = ("numpy", None, "")
+        if n_pieces == 0:
+            self._steps = [s for s in steps if s.kind != "ort"]  # only dead unserved nodes
+            self._set_fallbacks(graph, model)
+            return
+
+        factory = self._ort_session_factory()
+        overridable = {a.name for a in self._overridable}
+        graph_outputs = set(self._output_names)
+        readers = {}  # value -> steps that read it
+        for k, step in enumerate(steps):
+            for name in step.node_inputs:
+                readers.setdefault(name, set()).add(k)
+        initializer_protos = {t.name: t for t in graph.initializer}
+        piece_steps = []
+        for p in range(n_pieces):
+            members = [k for k in range(len(steps)) if piece[k] == p]
+            member_set = set(members)
+            produced = {n for k in members for n in steps[k].outputs if n}
+            inputs, initializers = [], []
+            for k in members:
+                for name in steps[k].node_inputs:
+                    if not name or name in produced or name in inputs:
+                        continue
+                    if name in self._constants and name not in overridable:
+                        if not any(t.name == name for t in initializers):
+                            if name in initializer_protos:
+                                initializers.append(initializer_protos[name])
+                            else:  # a Constant node's value
+                                initializers.append(onnx.numpy_helper.from_array(self._constants[name], name))
+                        continue
+                    inputs.append(name)
+            outputs = [n for k in members for n in steps[k].outputs
+                       if n and (n in graph_outputs or readers.get(n, set()) - member_set)]
+            labels = [steps[k].label for k in members]
+            label = (f"ONNX Runtime piece {p} ({len(members)} node{'s' if len(members) > 1 else ''}: "
+                     + ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "") + ")")
+            nodes = [graph.node[steps[k].index] for k in members]
+            try:
+                runner = _ort.Piece(p, label, model, nodes, inputs, [types.get(n) for n in inputs], outputs,
+                                    [types.get(n) for n in outputs], initializers, factory)
+            except (InvalidInputError, UnsupportedError) as exc:
+                raise type(exc)(f"{_WHERE}: {label}: {exc}") from None
+            step = _Step()
+            step.kind, step.label, step.piece = "piece", label, runner
+            step.inputs, step.outputs = list(inputs), list(outputs)
+            step.node_inputs = list(inputs)
+            step.arguments = tuple(inputs)
+            step.call = step.direct = None
+            step.n_declared = len(outputs)
+            step.fallback = None
+            piece_steps.append(step)
+        order = sorted(((before[k], 0, k) for k in range(len(steps)) if not on_ort[k] and steps[k].kind != "ort"),
+                       key=lambda t: (t[0], t[1], t[2]))
+        slots = [(b, 0, k, steps[k]) for b, _, k in order] + [(p, 1, 0, s) for p, s in enumerate(piece_steps)]
+        slots.sort(key=lambda t: (t[0], t[1], t[2]))
+        self._steps = [s for *_, s in slots]
+        self._set_fallbacks(graph, model)
+
+    def _set_fallbacks(self, graph, model):
+        for step in self._steps:
+            step.fallback = None
+            if step.kind == "served" and step.index in self._fallback_nodes:
+                step.fallback = _ort.NodeFallback(model, graph.node[step.index], self._lazy_factory)
+
+    def _lazy_factory(self, model_bytes):
+        return self._ort_session_factory()(model_bytes)
 
     # ----------------------------------------------------------------------
     # ONNX Runtime's interface
@@ -410,7 +812,20 @@ class InferenceSession:
         return list(self._overridable)
 
     def get_providers(self):
+        """["normops"], and ONNX Runtime's CPU provider when nodes run on it."""
+        if self._n_pieces or self._fallback_nodes:
+            return ["normops", "CPUExecutionProvider"]
         return ["normops"]
+
+    def placement(self):
+        """Where each node of the model runs: a list of ``Placement`` in the
+        order of the model's ``graph.node``, decided once at load."""
+        out = []
+        for i, node in enumerate(self._graph_nodes):
+            runs_on, piece, reason = self._placement[i]
+            domain = _domain_label("" if node.domain in _DEFAULT_DOMAINS else node.domain)
+            out.append(Placement(i, node.name, node.op_type, domain, runs_on, piece, reason))
+        return out
 
     def run(self, output_names, input_feed, run_options=None):
         """Compute ``output_names`` (None: every graph output) from
@@ -488,14 +903,17 @@ class InferenceSession:
         straight calls take them."""
         wanted = set(output_names)
         needed = []
+        piece_names = {}  # piece step -> the outputs of it this plan reads
         for step in reversed(self._steps):
             if wanted.intersection(step.outputs):
                 needed.append(step)
-                wanted.update(n for n in step.inputs if n)
+                if step.kind == "piece":
+                    piece_names[id(step)] = [n for n in step.outputs if n in wanted]
+                wanted.update(n for n in step.node_inputs if n)
         needed.reverse()
         last_use = {}  # value -> index of the last step reading it
         for k, step in enumerate(needed):
-            for name in step.inputs:
+            for name in step.arguments:
                 if name:
                     last_use[name] = k
         local = {}  # produced value -> its local variable
@@ -508,20 +926,37 @@ class InferenceSession:
         body = []
         for k, step in enumerate(needed):
             args = "".join(ref(n) + ", " for n in step.arguments)
-            env[f"call{k}"], env[f"attributes{k}"], env[f"version{k}"] = (
-                step.call or step.impl.run, step.attributes, step.version)
             body.append(f"k = {k}")
-            if step.direct is not None:  # the kernels straight, else the operator's route
-                env[f"direct{k}"] = step.direct
-                body.append(f"o = direct{k}(kernels, threads, fast, {args})")
-                body.append(f"if o is None: o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
-            elif step.call is not None:
-                body.append(f"o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
+            if step.kind == "piece":  # one ONNX Runtime session: the outputs read later, by name
+                names = piece_names[id(step)]
+                env[f"piece{k}"], env[f"names{k}"] = step.piece.run, names
+                body.append(f"o = piece{k}(({args}), names{k})")
+                stores = list(enumerate(names))
             else:
-                body.append(f"o = call{k}(version{k}, ({args}), attributes{k})")
-            if step.n_declared > 1:  # a safety net: check_node refuses such nodes at load
-                body.append(f"if len(o) < {step.n_declared}: missing(steps[{k}], o)")
-            for index, name in step.stores:
+                env[f"call{k}"], env[f"attributes{k}"], env[f"version{k}"] = (
+                    step.call or step.impl.run, step.attributes, step.version)
+                calls = []
+                if step.direct is not None:  # the kernels straight, else the operator's route
+                    env[f"direct{k}"] = step.direct
+                    calls.append(f"o = direct{k}(kernels, threads, fast, {args})")
+                    calls.append(f"if o is None: o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
+                elif step.call is not None:
+                    calls.append(f"o = call{k}(({args}), attributes{k}, version{k}, mode, n_threads)")
+                else:
+                    calls.append(f"o = call{k}(version{k}, ({args}), attributes{k})")
+                if getattr(step, "fallback", None) is not None:
+                    # types unknown at load: inputs normops refuses go to ONNX Runtime
+                    env[f"fallback{k}"] = step.fallback.run
+                    body.append("try:")
+                    body.extend("    " + line for line in calls)
+                    body.append("except UnsupportedError as exc:")
+                    body.append(f"    o = fallback{k}(({args}), exc)")
+                else:
+                    body.extend(calls)
+                if step.n_declared > 1:  # a safety net: check_node refuses such nodes at load
+                    body.append(f"if len(o) < {step.n_declared}: missing(steps[{k}], o)")
+                stores = step.stores
+            for index, name in stores:
                 local[name] = f"v{len(local)}"
                 body.append(f"{local[name]} = o[{index}]")
             for name, last in last_use.items():  # what no later step reads
@@ -539,7 +974,7 @@ class InferenceSession:
             "    except (InvalidInputError, UnsupportedError) as exc:",
             "        raise relabel(steps[k], exc) from None",
             "    except (ValueError, TypeError, IndexError) as exc:",
-            "        if steps[k].call is not None:",
+            "        if steps[k].call is not None or steps[k].kind == 'piece':",
             "            raise",
             "        raise relabel(steps[k], exc) from None",
         ])
