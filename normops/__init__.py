@@ -19,7 +19,7 @@ from .gelu import bias_gelu, gelu
 from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
-from .transcendental import exp32, log32
+from .transcendental import exp32, log1p32, log32
 from .reduction import (
     reduce_l1, reduce_l2, reduce_log_sum, reduce_log_sum_exp, reduce_max, reduce_mean, reduce_min,
     reduce_prod, reduce_sum, reduce_sum_square,
@@ -42,7 +42,7 @@ __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "instance_normalization", "group_normalization", "batch_normalization",
-    "exp32", "log32",
+    "exp32", "log32", "log1p32",
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
     "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
     # normops.sum, normops.max and normops.min are public too, but left out of
