@@ -19,12 +19,12 @@ from .gelu import bias_gelu, gelu
 from .softmax import hardmax
 from .softmax import scipy_log_softmax as log_softmax
 from .softmax import scipy_softmax as softmax
-from .transcendental import exp32, log32
+from .transcendental import exp32, log1p32, log32
 from .reduction import (
     reduce_l1, reduce_l2, reduce_log_sum, reduce_log_sum_exp, reduce_max, reduce_mean, reduce_min,
     reduce_prod, reduce_sum, reduce_sum_square,
 )
-from .numpy_reductions import amax, amin, logsumexp, max, mean, min, prod, sum  # noqa: A004
+from .numpy_reductions import amax, amin, logsumexp, max, mean, min, prod, std, sum, var  # noqa: A004
 from .arg_reduce import argmax, argmin
 from .cumulative import cumsum
 from .cumulative import cumprod
@@ -42,12 +42,12 @@ __all__ = [
     "layer_normalization", "rms_normalization", "simplified_layer_normalization",
     "hardmax", "sigmoid", "softmax", "log_softmax", "ops",
     "instance_normalization", "group_normalization", "batch_normalization",
-    "exp32", "log32",
+    "exp32", "log32", "log1p32",
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
     "reduce_sum_square", "reduce_log_sum", "reduce_log_sum_exp",
     # normops.sum, normops.max and normops.min are public too, but left out of
     # __all__ on purpose: `from normops import *` must not shadow the builtins.
-    "mean", "amax", "amin", "prod", "logsumexp",
+    "mean", "amax", "amin", "prod", "logsumexp", "var", "std",
     "mean_variance_normalization", "lp_normalization",
     "argmax", "argmin", "cumsum",
     "gelu", "bias_gelu",

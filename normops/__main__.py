@@ -53,7 +53,7 @@ COMMANDS = {
     "conformance": (_conformance, "run the ONNX backend node tests and write docs/conformance.md"),
     "bench": (_bench, "benchmark normops against ONNX Runtime, NumPy and PyTorch"),
     "verify-transcendentals": (_verify_transcendentals,
-                               "check exp32/log32 on all 2^32 inputs and print their digests"),
+                               "check exp32/log32/log1p32 (and erf32, tanh32) on all 2^32 inputs and print their digests"),
     "verify-platform": (_verify_platform,
                         "cross-build for aarch64, run under qemu and compare the exact bits with this machine's"),
     "compare-ort": (_compare_ort, "compare every served operator with ONNX Runtime on randomized cases"),

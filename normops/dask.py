@@ -436,6 +436,14 @@ def _log_of(s, n_threads):
     return out
 
 
+def _log1p_of(r, n_threads):
+    """normops' log1p of the float32 or float64 array r."""
+    out = np.empty_like(r)
+    kernel = _isa.kernels.log1p32_into if r.dtype == np.float32 else _isa.kernels.log1p64_into
+    kernel(np.ascontiguousarray(r).reshape(-1), out.reshape(-1), _config.resolve_threads(n_threads, "logsumexp"))
+    return out
+
+
 def _center(m):
     """The maxima the exponential's arguments are taken from (0 where the
     maximum is not finite: the result is then the maximum itself)."""
@@ -443,15 +451,19 @@ def _center(m):
         return np.where(np.isfinite(m), m, m.dtype.type(0))
 
 
-def _chunk_blocks(block, *maxima, plan, function, work, n_threads, mode):
+def _chunk_blocks(block, *maxima, plan, function, work, n_threads, mode, skip_max=False):
     """The block results of one chunk, in the chunk's axes: the number of
     its blocks along the split axis, 1 along the other reduced axes. With
     ``maxima`` (logsumexp), the terms are exp(x - m), the difference
-    rounded before the exponential."""
+    rounded before the exponential (with ``skip_max``, SciPy's form, +0 at
+    the elements equal to the maximum)."""
     x3 = _sequences(block.astype(work, copy=False), plan)
     if maxima:
         with np.errstate(all="ignore"):
-            x3 = _exp_terms(x3 - _sequences(_center(maxima[0]), plan), n_threads, mode)
+            e = _exp_terms(x3 - _sequences(_center(maxima[0]), plan), n_threads, mode)
+            if skip_max:  # docs/specification.md §16.2: the terms of the elements equal to the maximum are +0
+                e = np.where(x3 == _sequences(maxima[0], plan), work.type(0), e)
+            x3 = e
     r = _block_results(x3, function, n_threads, mode)
     shape = [block.shape[a] for a in plan.order]
     for k in range(plan.n_lead, plan.n_lead + plan.n_red):
@@ -466,34 +478,45 @@ def _canonical(y):
     return y
 
 
-def _combine_blocks(partials, *maxima, plan, function, finishing, count, out_dtype, n_threads, mode):
+def _combine_blocks(partials, *extra, plan, function, finishing, count, out_dtype, n_threads, mode):
     """One output chunk from the block results of its outputs (along the
     split axis, in block order): Sum16 for sums, sequential for products,
-    the earliest winner for max/min, then the kind's finishing step."""
+    the earliest winner for max/min, then the kind's finishing step
+    (logsumexp: ``extra`` holds the maxima and how many elements equal
+    them)."""
     q = np.ascontiguousarray(np.moveaxis(partials, plan.split, -1))
     # the block results are the last axis of q: normops reduces it in the row layout
     y = np.moveaxis(np.asarray(function(q, axis=-1, keepdims=True, n_threads=n_threads, mode=mode)), -1, plan.split)
     with np.errstate(all="ignore"):
         if finishing == "mean":  # the count rounded to the arithmetic type, as the in-memory mean
             y = y / y.dtype.type(count)
-        elif finishing == "logsumexp":  # an infinite or NaN maximum is the result
-            m = maxima[0]
+        elif finishing == "onnx_logsumexp":  # an infinite or NaN maximum is the result
+            m = extra[0]
             y = np.where(np.isfinite(m), m + _log_of(y, n_threads), m)
+        elif finishing == "logsumexp":  # docs/specification.md §16.2, without weights
+            m, at_max = extra
+            w = at_max.astype(y.dtype)
+            lse = (_log1p_of(y / w, n_threads) + _log_of(w, n_threads)) + m
+            y = np.where(np.isfinite(m), lse, m)  # the direct form gives m itself there
         y = _canonical(y)
         return y if y.dtype == out_dtype else y.astype(out_dtype)
 
 
 def _long_reduce(X, plan, block_function, combine_function, finishing, work, out_dtype, n_threads, mode,
-                 maxima=None):
+                 maxima=None, at_max=None):
     """The blocked route: block results on the workers, one combine per
-    output chunk, all in the graph (X is ``_aligned``). Keeps the dims."""
+    output chunk, all in the graph (X is ``_aligned``). Keeps the dims.
+    ``maxima`` (logsumexp): the maxima the terms are centred on; ``at_max``
+    (SciPy's form): how many elements equal them."""
     s = plan.split
     counts = tuple(-(-c * plan.per_unit // BLOCK_TERMS) for c in X.chunks[s])
     chunks = tuple(counts if a == s else (1,) if a in plan.axes else X.chunks[a] for a in range(X.ndim))
     extra = () if maxima is None else (maxima,)
     P = da.map_blocks(functools.partial(_chunk_blocks, plan=plan, function=block_function, work=work,
-                                        n_threads=n_threads, mode=mode),
+                                        n_threads=n_threads, mode=mode, skip_max=at_max is not None),
                       X, *extra, chunks=chunks, dtype=work, meta=np.empty((0,) * X.ndim, work))
+    if at_max is not None:
+        extra = (maxima, at_max)
     P = P.rechunk({s: -1})
     out_chunks = tuple((1,) if a in plan.axes else X.chunks[a] for a in range(X.ndim))
     count = math.prod(X.shape[a] for a in plan.axes)
@@ -516,6 +539,7 @@ _LONG_KINDS = {
     "max": (_reductions.max, None),
     "min": (_reductions.min, None),
     "logsumexp": (_reductions.sum, "logsumexp"),
+    "ReduceLogSumExp": (_reductions.sum, "onnx_logsumexp"),
 }
 
 
@@ -536,10 +560,16 @@ def _long_route(name, a, axes, plan, out_dtype, dtype, n_threads, mode):
     if dtype is not None:  # NumPy's dtype= converts the input first
         X = X.astype(dtype)
     X = X.astype(work)
-    maxima = None
+    maxima = counts = None
+    if name == "ReduceLogSumExp":
+        maxima = _long_reduce(X, plan, _reductions.max, _reductions.max, None, work, work, n_threads, mode)
     if name == "logsumexp":
         maxima = _long_reduce(X, plan, _reductions.max, _reductions.max, None, work, work, n_threads, mode)
-    return _long_reduce(X, plan, function, function, finishing, work, out_dtype, n_threads, mode, maxima)
+        # how many elements equal each maximum (an integer count: any order gives it)
+        counts = (X == maxima).sum(axis=tuple(plan.axes), keepdims=True, dtype=np.int64)
+        counts = counts.rechunk(maxima.chunks)
+    return _long_reduce(X, plan, function, function, finishing, work, out_dtype, n_threads, mode, maxima,
+                        counts)
 
 
 def _reduction(name, function, a, axis, keepdims, split_every, tree_ok, kwargs):
@@ -781,7 +811,8 @@ def cumprod(a, axis=None, dtype=None, out=None, *, n_threads=None):
 
 #: ONNX reductions of floats whose arithmetic is that of a NumPy-style one
 #: (the same accumulation and finishing): the long sequences' blocked route.
-_ONNX_LONG = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceLogSumExp": "logsumexp"}
+_ONNX_LONG = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod",
+              "ReduceLogSumExp": "ReduceLogSumExp"}
 
 
 def _onnx_reduction(op_type, function, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_threads):

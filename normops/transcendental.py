@@ -1,10 +1,11 @@
-"""normops' own exponential and logarithm on float32 arrays.
+"""normops' own exponential and logarithms on float32 arrays.
 
-``exp32`` and ``log32`` are correctly rounded (to nearest, ties to even)
+``exp32``, ``log32`` and ``log1p32`` are correctly rounded (to nearest, ties to even)
 for every float32 input, with the same bits on every CPU, ISA level and
 thread count (docs/transcendentals.md; ``python -m normops
 verify-transcendentals`` checks all 2^32 inputs). They are the exp and log
-of the exact flavour of Softmax, LogSoftmax and the Reduce* operators.
+of the exact flavour of Softmax, LogSoftmax and the Reduce* operators;
+log1p32 serves ``normops.logsumexp``.
 """
 import numpy as np
 
@@ -63,3 +64,12 @@ def log32(x, out=None, *, n_threads=None):
     log32(+inf) = +inf, log32(1) = +0, subnormal inputs exact.
     """
     return _map("log32", _isa.kernels.log32_into, x, out, n_threads)
+
+
+def log1p32(x, out=None, *, n_threads=None):
+    """log(1 + x), correctly rounded, element-wise on a float32 array
+    (arguments as in exp32). log1p32(x < -1) = NaN, log1p32(-1) = -inf,
+    log1p32(+inf) = +inf, log1p32(+-0) = +-0; tiny inputs keep their
+    relative accuracy (docs/specification.md §5.1).
+    """
+    return _map("log1p32", _isa.kernels.log1p32_into, x, out, n_threads)

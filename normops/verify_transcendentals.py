@@ -1,17 +1,20 @@
-"""The proof that exp32 and log32 are correctly rounded for all 2^32 inputs.
+"""The proof that exp32, log32 and log1p32 are correctly rounded for all
+2^32 inputs.
 
-``python -m normops verify-transcendentals [--function exp|log|erf|tanh|both|all]
+``python -m normops verify-transcendentals [--function exp|log|log1p|erf|tanh|both|all]
 [--levels baseline,avx2,avx512] [--quick]``
 
-(``both`` is exp and log, ``all``, the default, adds erf and tanh; the
-check of the faithful erf32 and tanh32 is described at ``check_faithful``.)
+(``both`` is exp and log, ``all``, the default, adds log1p, erf and tanh;
+the check of the faithful erf32 and tanh32 is described at
+``check_faithful``.)
 
 For every float32 input, in chunks of consecutive bit patterns:
 
 1. every ISA build this machine runs computes the function; the builds
    must agree bit for bit;
-2. the result must equal ``(float) expl(x)`` / ``(float) logl(x)`` computed
-   with x86 long double (64-bit significand, error about 2^-40 float32 ulp);
+2. the result must equal ``(float) expl(x)`` / ``(float) logl(x)`` /
+   ``(float) log1pl(x)`` computed with x86 long double (64-bit
+   significand, error about 2^-40 float32 ulp);
 3. where that reference lies within 2^-36 ulp of a float32 midpoint (too
    close to trust it), the input is recomputed with mpmath at 160 and 256
    bits and the result must equal mpmath's correctly rounded value.
@@ -37,6 +40,8 @@ from . import _config, _isa
 
 ALL_PATTERNS = 1 << 32
 FUNCTIONS = ("exp", "log")
+#: the correctly rounded functions (``both`` is FUNCTIONS)
+CORRECTLY_ROUNDED = FUNCTIONS + ("log1p",)
 ERF_CHUNK = 1 << 22
 QUICK_STRIDE = 4099
 
@@ -50,7 +55,8 @@ GOLDEN_DIGESTS = {
     QUICK_STRIDE: {"exp": "8092cc4a8e0e78319d2c647bb4fbc6070ab988d6a1daddeaafd72523668225d0",
                    "log": "97defe6ca2cbff78a070919e56e30a6afb70ae899104c70c26bc8bdd39cfbf6f",
                    "erf": "7b7979e248943fe1f0fc66fc47b3f05ceb2eadef7d7cd6462e357bda3fdfa567",
-                   "tanh": "37ae0e12afdd88473971a149bdef3772d110568152e7497060e1a166b568eeb6"},
+                   "tanh": "37ae0e12afdd88473971a149bdef3772d110568152e7497060e1a166b568eeb6",
+                   "log1p": "7de9ec1ab4841bb6be7e05bd7cfd6e9a9dcf759e2c196a2e610039e346c948a3"},
 }
 
 
@@ -75,14 +81,23 @@ def _round_float32(value, mpmath):
 
 
 def correctly_rounded(function, x):
-    """The correctly rounded float32 result of exp or log at the float32
-    ``x``, from mpmath (float32 pattern as an int). Specials follow
+    """The correctly rounded float32 result of exp, log or log1p at the
+    float32 ``x``, from mpmath (float32 pattern as an int). Specials follow
     docs/specification.md §5.1."""
     mpmath = _mpmath()
     x = np.float32(x)
     if np.isnan(x):
         return 0x7FC00000
-    if function == "exp":
+    if function == "log1p":
+        if x < -1:
+            return 0x7FC00000
+        if x == -1:
+            return 0xFF800000
+        if np.isinf(x):
+            return 0x7F800000
+        if x == 0:
+            return int(x.view(np.uint32))
+    elif function == "exp":
         if np.isinf(x):
             return 0x7F800000 if x > 0 else 0
         if x == 0:
@@ -96,7 +111,7 @@ def correctly_rounded(function, x):
             return 0x7F800000
         if x == 1:
             return 0
-    fn = mpmath.exp if function == "exp" else mpmath.log
+    fn = {"exp": mpmath.exp, "log": mpmath.log, "log1p": mpmath.log1p}[function]
     results = set()
     for bits in (160, 256):  # two precisions must agree: no input is that close to a midpoint
         with mpmath.workprec(bits):
@@ -107,11 +122,13 @@ def correctly_rounded(function, x):
 
 
 def midpoint_distance(function, x):
-    """How far exp(x) or log(x) lies from the nearest float32 midpoint, in
-    float32 ulps there (mpmath at 256 bits; x finite, in the domain)."""
+    """How far exp(x), log(x) or log1p(x) lies from the nearest float32
+    midpoint, in float32 ulps there (mpmath at 256 bits; x finite, in the
+    domain)."""
     mpmath = _mpmath()
     with mpmath.workprec(256):
-        value = abs((mpmath.exp if function == "exp" else mpmath.log)(mpmath.mpf(float(np.float32(x)))))
+        fn = {"exp": mpmath.exp, "log": mpmath.log, "log1p": mpmath.log1p}[function]
+        value = abs(fn(mpmath.mpf(float(np.float32(x)))))
         _, exponent = mpmath.frexp(value)
         units = mpmath.ldexp(value, -max(exponent - 24, -149))
         return float(abs(units - mpmath.floor(units) - mpmath.mpf(1) / 2))
@@ -433,11 +450,12 @@ def _levels(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m normops verify-transcendentals",
-        description="Check exp32 and log32 (correctly rounded) and erf32, tanh32 (faithful) on all 2^32 float32 "
-                    "inputs: every ISA build bit-identical, exp/log equal to the long-double reference with "
-                    "mpmath near midpoints, erf and tanh within 1 ulp; print the SHA-256 of the outputs.")
-    parser.add_argument("--function", choices=("exp", "log", "erf", "tanh", "both", "all"), default="all",
-                        help="both: exp and log; all (default): exp, log, erf and tanh")
+        description="Check exp32, log32, log1p32 (correctly rounded) and erf32, tanh32 (faithful) on all 2^32 "
+                    "float32 inputs: every ISA build bit-identical, exp/log/log1p equal to the long-double "
+                    "reference with mpmath near midpoints, erf and tanh within 1 ulp; print the SHA-256 of the "
+                    "outputs.")
+    parser.add_argument("--function", choices=("exp", "log", "log1p", "erf", "tanh", "both", "all"),
+                        default="all", help="both: exp and log; all (default): exp, log, log1p, erf and tanh")
     parser.add_argument("--levels", help="comma-separated ISA levels (default: every level this CPU runs)")
     parser.add_argument("--quick", action="store_true", help=f"every {QUICK_STRIDE}th pattern only (seconds)")
     parser.add_argument("--stride", type=int, help="check every STRIDE-th pattern (overrides --quick)")
@@ -451,7 +469,7 @@ def main(argv=None):
     stride = args.stride if args.stride else (QUICK_STRIDE if args.quick else 1)
     if stride < 1:
         parser.error("--stride must be >= 1")
-    functions = {"both": FUNCTIONS, "all": FUNCTIONS + FAITHFUL}.get(args.function, (args.function,))
+    functions = {"both": FUNCTIONS, "all": CORRECTLY_ROUNDED + FAITHFUL}.get(args.function, (args.function,))
     try:
         _mpmath()
     except ImportError:

@@ -229,3 +229,71 @@ def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
                                              <double*>(partials + omp_get_thread_num() * 16 * LP_SPAN_BYTES))
             team_release(threads)
     free(partials)
+
+
+# ------------------------------------------------- Sum16 of rows (var, std)
+#
+# The two sums of normops.var and normops.std (docs/specification.md §16.2):
+# Sum16 of each row, or Sum16 of the squared deviations from a centre per
+# row, each (x - c) and its square rounded separately (the terms of
+# divide_row above). A row is summed whole by one thread (four rows side by
+# side, each in its own order), so the bits never depend on the threads.
+
+
+cdef void row_sums_range(const floating* x, Py_ssize_t first, Py_ssize_t last, Py_ssize_t cols,
+                         const floating* center, floating* out) noexcept nogil:
+    """out[r] for rows first..last-1 (center NULL: the values)."""
+    cdef Py_ssize_t r = first
+    cdef int term = NORMOPS_TERM_VALUE if center == NULL else NORMOPS_TERM_SQUARED_DEVIATION
+    cdef const floating* c = NULL
+    while r < last:
+        if center != NULL:
+            c = center + r
+        if r + 4 <= last:
+            sum16_side_by_side(x + r * cols, cols, 4, cols, c, term, out + r, NULL)
+            r += 4
+        else:
+            sum16_side_by_side(x + r * cols, cols, 1, cols, c, term, out + r, NULL)
+            r += 1
+
+
+def row_sums16(x, out, Py_ssize_t rows, Py_ssize_t cols, center, int n_threads):
+    """out[r] = Sum16 over j of x[r, j] (center None), or of the separately
+    rounded (x[r, j] - center[r]) * (x[r, j] - center[r]), for the
+    C-contiguous float32/float64 rows x cols matrix x (out, center: rows
+    elements of x's dtype). Rows go in chunks of max(1, 16384 // cols)
+    rows; a row is never split."""
+    cdef int t = float_typenum(x)
+    if rows < 0 or cols < 1:
+        raise ValueError("row_sums16 needs rows >= 0 and cols >= 1")
+    check_array(x, t, shape_size(rows, cols), False, "x")
+    check_array(out, t, rows, True, "out")
+    if center is not None:
+        check_array(center, t, rows, False, "center")
+    cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef const void* pc = data_or_null(center)
+    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
+    cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk, c
+    cdef int threads = row_chunk_threads(n_threads, rows, cols)
+    cdef PyThreadState* saved
+    if threads <= 1:
+        saved = gil_release(rows * cols)
+        serial_begin()
+        if t == cnp.NPY_FLOAT32:
+            row_sums_range[float](<const float*>px, 0, rows, cols, <const float*>pc, <float*>po)
+        else:
+            row_sums_range[double](<const double*>px, 0, rows, cols, <const double*>pc, <double*>po)
+        serial_end()
+        gil_restore(saved)
+        return None
+    with nogil:
+        threads = team_take(threads, n_threads)
+        for c in prange(chunks, schedule="dynamic", num_threads=threads):
+            if t == cnp.NPY_FLOAT32:
+                row_sums_range[float](<const float*>px, c * per_chunk, min((c + 1) * per_chunk, rows), cols,
+                                      <const float*>pc, <float*>po)
+            else:
+                row_sums_range[double](<const double*>px, c * per_chunk, min((c + 1) * per_chunk, rows), cols,
+                                       <const double*>pc, <double*>po)
+        team_release(threads)

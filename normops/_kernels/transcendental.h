@@ -1,9 +1,9 @@
 /* normops' own exp and log (docs/transcendentals.md).
  *
- * exp32 / log32: float32 in and out, correctly rounded (to nearest, ties to
- * even) for every one of the 2^32 inputs, proven by
- * `python -m normops verify-transcendentals`. exp64 / log64: the same
- * construction for float64, deterministic, error below one ulp (not
+ * exp32 / log32 / log1p32: float32 in and out, correctly rounded (to
+ * nearest, ties to even) for every one of the 2^32 inputs, proven by
+ * `python -m normops verify-transcendentals`. exp64 / log64 / log1p64: the
+ * same construction for float64, deterministic, error below one ulp (not
  * correctly rounded). exp32_fast: float32 arithmetic for the fast flavour.
  *
  * The scalar functions use only IEEE + - * / on float and double, each
@@ -300,6 +300,72 @@ NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
     return normops_u2d(y);
 }
 
+/* ------------------------------------------------------------ log1p */
+
+/* log(1 + x) for finite x > -1 (a widened float32, or a float64) as an
+ * unevaluated pair (docs/transcendentals.md, "log1p32 and log1p64");
+ * garbage elsewhere, which the callers replace.
+ *
+ * |x| <= 2^-7: log1p(x) = x + x^2 Q(x), log's own polynomial (truncation
+ * below 2^-66 relative to x), with table entry 0 (invc = 1, log c = 0), so
+ * x itself is the exact leading term. Otherwise u = 1 + x by 2Sum, as the
+ * pair (uh, ul) (ul = 0 whenever 1 + x is a double, e.g. for every float32
+ * x below 2^51), and log(uh + ul) = log(uh) + ul/uh + O(2^-106): log(uh)
+ * by log64's reduction (z, zlo exactly m invc - 1), ul/uh joining the low
+ * part. Only + - * / and integer operations on patterns. */
+NORMOPS_ALWAYS_INLINE double normops_log1p_pair(double x, double* lo_out) {
+    double ax = x < 0 ? -x : x;
+    if (ax <= 0x1p-7)
+        return normops_log_combine(0.0, 0, x, 0.0, lo_out);
+    double uh = 1.0 + x;                /* 2Sum(1, x) */
+    double bb = uh - x;
+    double ul = (x - (uh - bb)) + (1.0 - bb);
+    uint64_t us = normops_d2u(uh);      /* uh >= 2^-53 here: a normal double */
+    uint64_t i = (us >> 45) & 127;
+    uint64_t eo = ((us >> 52) & 2047) + (2048 - 1023) + (i == 127);
+    double e = normops_u2d(normops_d2u(0x1p52) + eo) - (0x1p52 + 2048.0);
+    uint64_t mb = (us & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+    double m = normops_u2d(mb);
+    double mhi = normops_u2d(mb & ~(uint64_t)0xFFF);
+    double mlo = m - mhi;
+    double invc = normops_log_invc[i];
+    double a = mhi * invc - 1.0;
+    double b = mlo * invc;
+    double z = a + b;                   /* 2Sum(a, b) */
+    double zb = z - a;
+    double zlo = (a - (z - zb)) + (b - zb);
+    return normops_log_combine(e, i, z, (zlo - zlo * z) + ul / uh, lo_out);
+}
+
+/* log1p32: the pair rounded to odd, then to float32 (correctly rounded:
+ * proven on all 2^32 inputs by python -m normops verify-transcendentals).
+ * NaN and x < -1 -> NaN; -1 -> -inf; +inf -> +inf; +-0 -> +-0. */
+NORMOPS_ALWAYS_INLINE float normops_log1p32(float x) {
+    uint32_t ux = normops_f2u(x);
+    double lo;
+    double hi = normops_log1p_pair((double)x, &lo);
+    uint32_t y = normops_f2u((float)normops_round_to_odd(hi, lo));
+    y = (x != x || x < -1.0f) ? NORMOPS_NAN32 : y;
+    y = x == -1.0f ? 0xFF800000u : y;
+    y = ux == 0x7F800000u ? 0x7F800000u : y;
+    y = (ux & 0x7FFFFFFFu) == 0 ? ux : y;
+    return normops_u2f(y);
+}
+
+/* log1p64: the pair rounded once (below one ulp; measured in
+ * docs/transcendentals.md). Special values as log1p32. */
+NORMOPS_ALWAYS_INLINE double normops_log1p64(double x) {
+    uint64_t ux = normops_d2u(x);
+    double lo;
+    double hi = normops_log1p_pair(x, &lo);
+    uint64_t y = normops_d2u(hi + lo);
+    y = (x != x || x < -1.0) ? NORMOPS_NAN64 : y;
+    y = x == -1.0 ? 0xFFF0000000000000ull : y;
+    y = ux == 0x7FF0000000000000ull ? ux : y;
+    y = (ux & 0x7FFFFFFFFFFFFFFFull) == 0 ? ux : y;
+    return normops_u2d(y);
+}
+
 #include "exp_fast.h"  /* the fast flavour's exp32_fast */
 
 /* ------------------------------------------------------------- arrays */
@@ -475,6 +541,8 @@ static void normops_exp32_fast_array(const float* x, float* y, ptrdiff_t n) {
 }
 NORMOPS_MAPS(exp64, double)
 NORMOPS_MAPS(log64, double)
+NORMOPS_MAPS(log1p32, float)
+NORMOPS_MAPS(log1p64, double)
 
 /* y[i] = exp64(x[i] - shift), the difference rounded first; y may be x */
 static void normops_exp64_shifted_array(const double* x, double shift, double* y, ptrdiff_t n) {
@@ -486,7 +554,7 @@ static void normops_exp64_shifted_array(const double* x, double shift, double* y
 /* One entry for the Cython chunk loops. */
 enum normops_tfunc {
     NORMOPS_T_EXP32, NORMOPS_T_LOG32, NORMOPS_T_EXP32_FAST,
-    NORMOPS_T_EXP64, NORMOPS_T_LOG64,
+    NORMOPS_T_EXP64, NORMOPS_T_LOG64, NORMOPS_T_LOG1P32, NORMOPS_T_LOG1P64,
     NORMOPS_T_SCALAR = 8  /* or-ed in: the one-at-a-time loop */
 };
 
@@ -500,6 +568,8 @@ static inline void normops_tfunc_map(int which, const void* x, void* y, ptrdiff_
     NORMOPS_CASE(NORMOPS_T_EXP32_FAST, exp32_fast, float)
     NORMOPS_CASE(NORMOPS_T_EXP64, exp64, double)
     NORMOPS_CASE(NORMOPS_T_LOG64, log64, double)
+    NORMOPS_CASE(NORMOPS_T_LOG1P32, log1p32, float)
+    NORMOPS_CASE(NORMOPS_T_LOG1P64, log1p64, double)
     default: break;
     }
 #undef NORMOPS_CASE

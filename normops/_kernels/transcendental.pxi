@@ -1,4 +1,4 @@
-# Entry points of normops' own exp and log (transcendental.h,
+# Entry points of normops' own exp, log and log1p (transcendental.h,
 # docs/transcendentals.md): element-wise maps over contiguous arrays, the
 # pattern ranges of the exhaustive check, and its long-double reference.
 
@@ -12,6 +12,8 @@ cdef extern from "transcendental.h" nogil:
     float normops_exp32_fast(float x)
     double normops_exp64(double x)
     double normops_log64(double x)
+    float normops_log1p32(float x)
+    double normops_log1p64(double x)
     void normops_exp32_array(const float* x, float* y, Py_ssize_t n)
     void normops_log32_array(const float* x, float* y, Py_ssize_t n)
     void normops_exp32_fast_array(const float* x, float* y, Py_ssize_t n)
@@ -28,6 +30,8 @@ cdef extern from "transcendental.h" nogil:
         NORMOPS_T_EXP32_FAST
         NORMOPS_T_EXP64
         NORMOPS_T_LOG64
+        NORMOPS_T_LOG1P32
+        NORMOPS_T_LOG1P64
         NORMOPS_T_SCALAR
     void normops_tfunc_map(int which, const void* x, void* y, Py_ssize_t n)
     void normops_tfunc_range(int which, uint64_t start, uint64_t stride, Py_ssize_t n, uint32_t* out)
@@ -42,6 +46,7 @@ cdef extern from "transcendental_reference.h" nogil:
 cdef enum:
     REFERENCE_EXP = 0
     REFERENCE_LOG = 1
+    REFERENCE_LOG1P = 2
 
 
 cdef inline Py_ssize_t chunk_count(Py_ssize_t n) noexcept nogil:
@@ -100,6 +105,16 @@ def exp32_fast_into(x, out, int n_threads=1, bint scalar=False):
     """out = the fast flavour's e^x (float32 arithmetic, see
     docs/transcendentals.md for its error bound)."""
     run_map(NORMOPS_T_EXP32_FAST, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
+
+
+def log1p32_into(x, out, int n_threads=1, bint scalar=False):
+    """out = log1p32(x): correctly rounded log(1 + x) (see exp32_into)."""
+    run_map(NORMOPS_T_LOG1P32, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
+
+
+def log1p64_into(x, out, int n_threads=1, bint scalar=False):
+    """out = log1p64(x): float64 log(1 + x), error below one ulp."""
+    run_map(NORMOPS_T_LOG1P64, x, out, cnp.NPY_FLOAT64, n_threads, scalar)
 
 
 def exp64_into(x, out, int n_threads=1, bint scalar=False):
@@ -180,6 +195,12 @@ def log32_range(uint64_t start_bits, uint64_t count, out, uint64_t stride=1, int
     run_range(NORMOPS_T_LOG32, start_bits, count, out, stride, n_threads, scalar)
 
 
+def log1p32_range(uint64_t start_bits, uint64_t count, out, uint64_t stride=1, int n_threads=1,
+                  bint scalar=False):
+    """As exp32_range, for log1p32."""
+    run_range(NORMOPS_T_LOG1P32, start_bits, count, out, stride, n_threads, scalar)
+
+
 def exp32_fast_range(uint64_t start_bits, uint64_t count, out, uint64_t stride=1, int n_threads=1,
                      bint scalar=False):
     """As exp32_range, for the fast exponential."""
@@ -251,6 +272,12 @@ def log32_reference_range(uint64_t start_bits, uint64_t count, out, near, uint64
     return run_reference(REFERENCE_LOG, None, start_bits, count, out, near, stride, n_threads, near_bits)
 
 
+def log1p32_reference_range(uint64_t start_bits, uint64_t count, out, near, uint64_t stride=1,
+                            int n_threads=1, int near_bits=36):
+    """As exp32_reference_range, with log1pl."""
+    return run_reference(REFERENCE_LOG1P, None, start_bits, count, out, near, stride, n_threads, near_bits)
+
+
 def exp32_reference_into(x, out, near, int n_threads=1, int near_bits=36):
     """exp32_reference_range on the elements of the float32 array x."""
     return run_reference(REFERENCE_EXP, x, 0, cnp.PyArray_SIZE(<cnp.ndarray>x), out, near, 1, n_threads, near_bits)
@@ -259,3 +286,9 @@ def exp32_reference_into(x, out, near, int n_threads=1, int near_bits=36):
 def log32_reference_into(x, out, near, int n_threads=1, int near_bits=36):
     """log32_reference_range on the elements of the float32 array x."""
     return run_reference(REFERENCE_LOG, x, 0, cnp.PyArray_SIZE(<cnp.ndarray>x), out, near, 1, n_threads, near_bits)
+
+
+def log1p32_reference_into(x, out, near, int n_threads=1, int near_bits=36):
+    """log1p32_reference_range on the elements of the float32 array x."""
+    return run_reference(REFERENCE_LOG1P, x, 0, cnp.PyArray_SIZE(<cnp.ndarray>x), out, near, 1, n_threads,
+                         near_bits)

@@ -1,6 +1,6 @@
-/* Verification only: (float) expl(x) and (float) logl(x) in x86 long double
- * (64-bit significand), the reference of the exhaustive check of exp32 and
- * log32 (normops/verify_transcendentals.py). The only libm calls in
+/* Verification only: (float) expl(x), (float) logl(x) and (float) log1pl(x)
+ * in x86 long double (64-bit significand), the reference of the exhaustive
+ * check of exp32, log32 and log1p32 (normops/verify_transcendentals.py). The only libm calls in
  * normops; no operator uses them.
  *
  * glibc's expl/logl err by about one long-double ulp, 2^-40 float32 ulp,
@@ -44,7 +44,7 @@ static inline double normops_reference_round(long double v, uint32_t* out) {
 
 static inline float normops_bits_to_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-/* which: 0 = exp, 1 = log, on the inputs with patterns start + i*stride,
+/* which: 0 = exp, 1 = log, 2 = log1p, on the inputs with patterns start + i*stride,
  * i < n (or patterns[i] when patterns is not NULL): out[i] the reference's pattern, near[i] = 1 when it lies within
  * 2^-near_bits ulp of a midpoint. Returns the number flagged; the distance
  * (ulps) and the pattern of the input closest to a midpoint go to
@@ -60,7 +60,7 @@ static inline ptrdiff_t normops_reference_range(int which, const uint32_t* patte
     for (ptrdiff_t i = 0; i < n; i++) {
         uint32_t pattern = patterns ? patterns[i] : (uint32_t)(start + (uint64_t)i * stride);
         long double x = normops_bits_to_float(pattern);
-        double d = normops_reference_round(which == 0 ? expl(x) : logl(x), out + i);
+        double d = normops_reference_round(which == 0 ? expl(x) : which == 1 ? logl(x) : log1pl(x), out + i);
         near[i] = d < threshold;
         flagged += near[i];
         if (d < *closest) {
