@@ -35,16 +35,16 @@ def cases(shape, axis):
     b = (rng.random(shape) - 0.2).astype(np.float32)
     yield "var", lambda n: normops.var(x, axis=axis, n_threads=n), lambda: np.var(x, axis=axis)
     yield "std ddof=1", lambda n: normops.std(x, axis=axis, ddof=1, n_threads=n), lambda: np.std(x, axis=axis, ddof=1)
-    yield "var where", (lambda n: normops.var(x, axis=axis, where=mask, n_threads=n),
+    yield ("var where",lambda n: normops.var(x, axis=axis, where=mask, n_threads=n),
                         lambda: np.var(x, axis=axis, where=mask))
-    yield "sum where initial", (lambda n: normops.sum(x, axis=axis, where=mask, initial=1.0, n_threads=n),
+    yield ("sum where initial",lambda n: normops.sum(x, axis=axis, where=mask, initial=1.0, n_threads=n),
                                 lambda: np.sum(x, axis=axis, where=mask, initial=1.0))
-    yield "max where initial", (lambda n: normops.max(x, axis=axis, where=mask, initial=-5.0, n_threads=n),
+    yield ("max where initial",lambda n: normops.max(x, axis=axis, where=mask, initial=-5.0, n_threads=n),
                                 lambda: np.max(x, axis=axis, where=mask, initial=-5.0))
-    yield "mean where", (lambda n: normops.mean(x, axis=axis, where=mask, n_threads=n),
+    yield ("mean where",lambda n: normops.mean(x, axis=axis, where=mask, n_threads=n),
                          lambda: np.mean(x, axis=axis, where=mask))
     yield "logsumexp", lambda n: normops.logsumexp(x, axis=axis, n_threads=n), lambda: sp.logsumexp(x, axis=axis)
-    yield "logsumexp b sign", (lambda n: normops.logsumexp(x, axis=axis, b=b, return_sign=True, n_threads=n),
+    yield ("logsumexp b sign",lambda n: normops.logsumexp(x, axis=axis, b=b, return_sign=True, n_threads=n),
                                lambda: sp.logsumexp(x, axis=axis, b=b, return_sign=True))
 
 

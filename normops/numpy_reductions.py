@@ -75,6 +75,21 @@ def _direct(name, kind, a, axis, keepdims, mode, n_threads):
     return None
 
 
+def _where_direct(kind, a, axis, keepdims, initial, where, mode, n_threads, mean=False):
+    """The kernels' route for where= / initial= (reduce_where_direct) of a
+    call whose other arguments are the common ones: keepdims a bool,
+    initial absent or a Python float, where absent or an ndarray. None to
+    send the call down the general path (the same bits; it alone raises)."""
+    if (keepdims is False or keepdims is True) and (initial is _NoValue or type(initial) is float) and (
+            where is _NoValue or type(where) is np.ndarray):
+        settings = _isa.kernels.direct_settings(mode, n_threads)
+        if settings is not None:
+            return _isa.kernels.reduce_where_direct(a, None if where is _NoValue else where, axis, keepdims,
+                                                    KINDS[kind][0], settings[0], initial is not _NoValue,
+                                                    0.0 if initial is _NoValue else initial, mean)
+    return None
+
+
 def _refuse(name, **arguments):
     for argument, value in arguments.items():
         if value is not _NoValue:
@@ -256,8 +271,11 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     layout, sequential per output in the column layout (see ReduceSum);
     ``where`` replaces the elements it leaves out by +0, ``initial`` is
     added to the result (docs/specification.md §16.2)."""
-    if dtype is None and out is None and initial is _NoValue and where is _NoValue:
-        y = _direct("sum", "ReduceSum", a, axis, keepdims, mode, n_threads)
+    if dtype is None and out is None:
+        if initial is _NoValue and where is _NoValue:
+            y = _direct("sum", "ReduceSum", a, axis, keepdims, mode, n_threads)
+        else:
+            y = _where_direct("ReduceSum", a, axis, keepdims, initial, where, mode, n_threads)
         if y is not None:
             return y
     a = _input("sum", a)
@@ -271,8 +289,11 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     """``numpy.prod`` by normops' kernels (sequential products); ``where``
     replaces the elements it leaves out by 1, the result is multiplied by
     ``initial`` (docs/specification.md §16.2)."""
-    if dtype is None and out is None and initial is _NoValue and where is _NoValue:
-        y = _direct("prod", "ReduceProd", a, axis, keepdims, mode, n_threads)
+    if dtype is None and out is None:
+        if initial is _NoValue and where is _NoValue:
+            y = _direct("prod", "ReduceProd", a, axis, keepdims, mode, n_threads)
+        else:
+            y = _where_direct("ReduceProd", a, axis, keepdims, initial, where, mode, n_threads)
         if y is not None:
             return y
     a = _input("prod", a)
@@ -296,8 +317,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue, 
     in float32 and rounded once. ``where`` selects the elements, and the
     count is theirs; an integer ``dtype`` sums in that type and truncates
     the float64 quotient (docs/specification.md §16.2)."""
-    if dtype is None and out is None and where is _NoValue:
-        y = _direct("mean", "ReduceMean", a, axis, keepdims, mode, n_threads)
+    if dtype is None and out is None:
+        if where is _NoValue:
+            y = _direct("mean", "ReduceMean", a, axis, keepdims, mode, n_threads)
+        else:
+            y = _where_direct("ReduceSum", a, axis, keepdims, _NoValue, where, mode, n_threads, mean=True)
         if y is not None:
             return y
     a = _input("mean", a)
@@ -327,8 +351,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue, 
 
 
 def _extreme(name, kind, a, axis, out, keepdims, initial, where, mode, n_threads):
-    if out is None and initial is _NoValue and where is _NoValue:
-        y = _direct(name, kind, a, axis, keepdims, mode, n_threads)
+    if out is None:
+        if initial is _NoValue and where is _NoValue:
+            y = _direct(name, kind, a, axis, keepdims, mode, n_threads)
+        elif type(initial) is float:  # (where= without initial: the general path refuses it)
+            y = _where_direct(kind, a, axis, keepdims, initial, where, mode, n_threads)
+        else:
+            y = None
         if y is not None:
             return y
     a = _input(name, a)
@@ -411,6 +440,16 @@ def _rows_sums16(x, center, n_threads):
 
 
 def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction, mode, n_threads, root):
+    if (dtype is None and out is None and mean is _NoValue and correction is _NoValue
+            and (type(ddof) is int or type(ddof) is float) and (keepdims is False or keepdims is True)
+            and (where is _NoValue or type(where) is np.ndarray)):
+        # the kernels' route (variance_direct): the same bits; None sends the call on
+        settings = _isa.kernels.direct_settings(mode, n_threads)
+        if settings is not None:
+            y = _isa.kernels.variance_direct(a, None if where is _NoValue else where, axis, keepdims, ddof, root,
+                                             settings[0])
+            if y is not None:
+                return y
     a = _input(name, a)
     keepdims = _keepdims(name, keepdims)
     n_threads = resolve(name, mode, n_threads)

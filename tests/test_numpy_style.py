@@ -629,3 +629,55 @@ def test_scipy_own_suite_passes_with_normops_substituted():
 
     if scipy.__version__ == "1.17.1":  # the version the tests pin: 407 tests, 347 of them complex
         assert (result["passed"], result["complex_refused"]) == (60, 347), result
+
+
+def test_kernel_routes_give_the_general_path_bits(monkeypatch):
+    """The one-call kernel routes (reduce_where_direct, variance_direct:
+    plain float arrays, same-shape C-contiguous masks, no transposition)
+    against the general path with those routes switched off, at 1, 2, 3
+    and 8 threads; and they are taken."""
+    import normops._isa
+
+    state = {"on": True, "taken": 0}
+
+    def switched(entry):
+        def call(*args):
+            if not state["on"]:
+                return None
+            y = entry(*args)
+            state["taken"] += y is not None
+            return y
+        return call
+
+    for level in normops._isa.available_levels():
+        kernels = normops._isa.load(level)
+        for name in ("reduce_where_direct", "variance_direct"):
+            monkeypatch.setattr(kernels, name, switched(getattr(kernels, name)))
+    rng = np.random.default_rng(17)
+    for dtype in (np.float32, np.float64):
+        for shape in [(7, 300), (300, 7), (5, 6, 40), (33,), (2, 3, 1, 70), (4, 20000)]:
+            x = data(rng, shape, dtype, specials=True)
+            m = rng.random(shape) < 0.6
+            nd = len(shape)
+            calls = [
+                (normops.sum, dict(axis=-1, where=m, initial=1.5)), (normops.sum, dict(axis=0, where=m)),
+                (normops.sum, dict(initial=-2.0)), (normops.prod, dict(axis=0, where=m, initial=0.5)),
+                (normops.max, dict(axis=-1, where=m, initial=-1.0)), (normops.min, dict(where=m, initial=2.0)),
+                (normops.amax, dict(axis=0, initial=np.nan)), (normops.mean, dict(axis=0, where=m)),
+                (normops.mean, dict(axis=-1, where=m, keepdims=True)),
+                (normops.var, dict(axis=-1)), (normops.var, dict(axis=0, ddof=1)), (normops.std, dict()),
+                (normops.std, dict(axis=-1, where=m, ddof=1.5)), (normops.var, dict(axis=0, where=m, keepdims=True)),
+            ]
+            if nd == 3:
+                calls += [(normops.var, dict(axis=(0, 1))), (normops.sum, dict(axis=(0, 1), where=m, initial=1.0))]
+            for f, kw in calls:
+                for n in THREADS:
+                    before = state["taken"]
+                    state["on"] = True
+                    got = f(x, n_threads=n, **kw)
+                    assert state["taken"] == before + 1, (f.__name__, shape, kw)
+                    state["on"] = False
+                    want = f(x, n_threads=n, **kw)
+                    state["on"] = True
+                    assert type(got) is type(want)
+                    assert_same(got, want, f"{f.__name__} {shape} {np.dtype(dtype)} {kw} n={n}")
