@@ -681,3 +681,30 @@ def test_kernel_routes_give_the_general_path_bits(monkeypatch):
                     state["on"] = True
                     assert type(got) is type(want)
                     assert_same(got, want, f"{f.__name__} {shape} {np.dtype(dtype)} {kw} n={n}")
+
+
+def test_logsumexp_fast_takes_the_fast_exponential_for_its_terms(monkeypatch):
+    # the specification's accurate form with each term's exponential the
+    # kernels' fast exp32 (float32; float64 has no fast flavour), bit for bit
+    from normops import _isa
+
+    def fast_exp(d):
+        d = np.ascontiguousarray(d)
+        if d.dtype != np.float32:
+            return spec_exp(d)
+        e = np.empty_like(d)
+        _isa.kernels.exp32_fast_into(d.reshape(-1), e.reshape(-1), 1)
+        return e
+
+    spec_exp = spec._exp
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((200, 777)).astype(np.float32)
+    b = (rng.random((200, 777)) - 0.1).astype(np.float32)
+    assert not np.array_equal(normops.logsumexp(x, axis=1, b=b, mode="fast"), normops.logsumexp(x, axis=1, b=b))
+    for level in _isa.available_levels():
+        with _isa.use(level):
+            monkeypatch.setattr(spec, "_exp", fast_exp)
+            want = spec.logsumexp(x, (1,), b, False, False, np.dtype(np.float32))
+            monkeypatch.setattr(spec, "_exp", spec_exp)
+            for n in THREADS:
+                assert_same(normops.logsumexp(x, axis=1, b=b, mode="fast", n_threads=n), want, f"{level} n={n}")
