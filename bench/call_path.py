@@ -27,12 +27,13 @@ import normops
 CLOCK = time.perf_counter_ns
 
 
-def interleaved(variants, rounds, target_s=2e-4):
-    """Median per-call microseconds of each callable, interleaved."""
+def interleaved(variants, rounds, target_s=2e-4, warmup=20):
+    """Median per-call microseconds of each callable, interleaved: calls in
+    batches of about target_s, the order rotating every round."""
     names = list(variants)
     calls = [variants[n] for n in names]
     for f in calls:  # warm-up, and a batch length of ~target_s per variant
-        for _ in range(20):
+        for _ in range(warmup):
             f()
     batch = []
     for f in calls:

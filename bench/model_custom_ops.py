@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto
 
-from model_handover import interleaved
+from model_handover import example_models, interleaved
 
 _ATTR_TYPES = {}
 #: the thread count the custom operators pass to normops (set per measurement)
@@ -75,8 +75,7 @@ def main(argv=None):
     import onnxruntime as ort
     from onnxruntime_extensions import get_library_path
 
-    from normops.benchmark.cases import MODEL_CASES
-    from normops.onnx import InferenceSession, examples
+    from normops.onnx import InferenceSession
 
     print(f"{os.cpu_count()} logical CPUs; load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print("microseconds (medians, interleaved); ratios: ONNX Runtime alone / variant")
@@ -84,12 +83,7 @@ def main(argv=None):
     # Every custom operator is registered before the first session takes
     # the library: onnxruntime-extensions crashes on one registered later.
     models = []
-    for kind, kwargs, shape in MODEL_CASES:
-        label = f"{kind} {'x'.join(map(str, shape))}"
-        if args.only not in label:
-            continue
-        model = examples.transformer_block(**kwargs) if kind == "transformer" else examples.conv_block(**kwargs)
-        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    for label, model, x in example_models(args.only):
         models.append((label, model, _custom_model(model, InferenceSession(model)), {"x": x}))
     for label, model, custom_model, feeds in models:
         for threads in (int(t) for t in args.threads.split(",")):

@@ -31,35 +31,29 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
+import sys
 
 import numpy as np
 
-CLOCK = time.perf_counter_ns
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from call_path import interleaved as _interleaved  # noqa: E402
+
+def interleaved(variants, rounds):
+    """call_path's interleaving with batches of about 20 ms (whole models)."""
+    return _interleaved(variants, rounds, target_s=0.02, warmup=3)
 
 
-def interleaved(variants, rounds, target_s=0.02):
-    """Median per-call microseconds of each callable, calls alternated."""
-    names = list(variants)
-    calls = [variants[n] for n in names]
-    for f in calls:
-        for _ in range(3):
-            f()
-    batch = []
-    for f in calls:
-        t = time.perf_counter()
-        f()
-        batch.append(max(1, min(200, int(target_s / max(time.perf_counter() - t, 1e-7)))))
-    samples = [[] for _ in calls]
-    for r in range(rounds):
-        for k in range(len(calls)):
-            i = (k + r) % len(calls)
-            f, n = calls[i], batch[i]
-            t = CLOCK()
-            for _ in range(n):
-                f()
-            samples[i].append((CLOCK() - t) / n / 1e3)
-    return {name: float(np.median(s)) for name, s in zip(names, samples)}
+def example_models(only=""):
+    """(label, model, input) of the benchmark's model cases whose label
+    contains ``only``: the example models at the page's sizes, seed 0."""
+    from normops.benchmark.cases import MODEL_CASES
+    from normops.onnx import examples
+
+    for kind, kwargs, shape in MODEL_CASES:
+        label = f"{kind} {'x'.join(map(str, shape))}"
+        if only in label:
+            model = examples.transformer_block(**kwargs) if kind == "transformer" else examples.conv_block(**kwargs)
+            yield label, model, np.random.default_rng(0).standard_normal(shape).astype(np.float32)
 
 
 def _steps_of(session, feeds, mode):
@@ -149,9 +143,6 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args(argv)
 
-    from normops.benchmark.cases import MODEL_CASES
-    from normops.onnx import examples
-
     print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; "
           f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print("times in microseconds (medians, interleaved); ratio = ort / session (above 1: the session is faster)")
@@ -159,12 +150,7 @@ def main(argv=None):
           f"  {'#p':>2s} {'#n':>2s}  {'tiny':>6s}")
     print(f"{'':<34s}     {'':>9s} {'':>9s}         {'(ORT)':>9s} {'+numpy':>9s} {'-steps':>7s}"
           f"  {'':>2s} {'':>2s}  {'piece':>6s}")
-    for kind, kwargs, shape in MODEL_CASES:
-        name = f"{kind} {'x'.join(map(str, shape))}"
-        if args.only not in name:
-            continue
-        model = examples.transformer_block(**kwargs) if kind == "transformer" else examples.conv_block(**kwargs)
-        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    for name, model, x in example_models(args.only):
         for threads in (int(t) for t in args.threads.split(",")):
             measure(name, model, x, threads, args.rounds)
     print(f"load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")

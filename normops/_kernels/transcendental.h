@@ -267,19 +267,16 @@ NORMOPS_ALWAYS_INLINE double normops_exp64(double x) {
 
 /* -------------------------------------------------------------- log64 */
 
-/* z = m invc - 1 is not exact for a 53-bit m, but m = mhi + mlo with mhi
- * of 41 significant bits: mhi invc - 1 and mlo invc are exact, and 2Sum
- * makes the pair (z, zlo) = m invc - 1 exactly. log1p(z + zlo) =
- * log1p(z) + zlo / (1 + z) + ..., of which zlo - zlo z is kept. The pair
- * is rounded once: error about 0.5 ulp. */
-NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
-    uint64_t ux = normops_d2u(x);
-    int sub = ux < 0x0010000000000000ull;
-    uint64_t us = normops_d2u(sub ? x * 0x1p52 : x);
+/* log64's argument reduction of the pattern us of a positive normal double
+ * whose exponent is `lower` too high (52 for a subnormal scaled by 2^52):
+ * returns the exponent e as a double, sets the table index i and the pair
+ * (z, zlo) = m invc - 1 exactly (why exactly: below). */
+NORMOPS_ALWAYS_INLINE double normops_log_reduce(uint64_t us, uint64_t lower, uint64_t* i_out,
+                                                double* z_out, double* zlo_out) {
     uint64_t i = (us >> 45) & 127;
     /* the exponent + 2^52 + 2048 as a double pattern, then minus the
      * offset: an exact int64 -> double conversion that AVX2 has */
-    uint64_t eo = ((us >> 52) & 2047) + (2048 - 1023) - (sub ? 52 : 0) + (i == 127);
+    uint64_t eo = ((us >> 52) & 2047) + (2048 - 1023) - lower + (i == 127);
     double e = normops_u2d(normops_d2u(0x1p52) + eo) - (0x1p52 + 2048.0);
     uint64_t mb = (us & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
     double m = normops_u2d(mb);
@@ -290,8 +287,23 @@ NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
     double b = mlo * invc;
     double z = a + b;                   /* 2Sum(a, b) */
     double bb = z - a;
-    double zlo = (a - (z - bb)) + (b - bb);
-    double lo;
+    *zlo_out = (a - (z - bb)) + (b - bb);
+    *z_out = z;
+    *i_out = i;
+    return e;
+}
+
+/* z = m invc - 1 is not exact for a 53-bit m, but m = mhi + mlo with mhi
+ * of 41 significant bits: mhi invc - 1 and mlo invc are exact, and 2Sum
+ * makes the pair (z, zlo) = m invc - 1 exactly. log1p(z + zlo) =
+ * log1p(z) + zlo / (1 + z) + ..., of which zlo - zlo z is kept. The pair
+ * is rounded once: error about 0.5 ulp. */
+NORMOPS_ALWAYS_INLINE double normops_log64(double x) {
+    uint64_t ux = normops_d2u(x);
+    int sub = ux < 0x0010000000000000ull;
+    uint64_t i;
+    double z, zlo, lo;
+    double e = normops_log_reduce(normops_d2u(sub ? x * 0x1p52 : x), sub ? 52 : 0, &i, &z, &zlo);
     double hi = normops_log_combine(e, i, z, zlo - zlo * z, &lo);
     uint64_t y = normops_d2u(hi + lo);
     y = ux >= 0x7FF0000000000000ull ? NORMOPS_NAN64 : y;
@@ -320,20 +332,9 @@ NORMOPS_ALWAYS_INLINE double normops_log1p_pair(double x, double* lo_out) {
     double uh = 1.0 + x;                /* 2Sum(1, x) */
     double bb = uh - x;
     double ul = (x - (uh - bb)) + (1.0 - bb);
-    uint64_t us = normops_d2u(uh);      /* uh >= 2^-53 here: a normal double */
-    uint64_t i = (us >> 45) & 127;
-    uint64_t eo = ((us >> 52) & 2047) + (2048 - 1023) + (i == 127);
-    double e = normops_u2d(normops_d2u(0x1p52) + eo) - (0x1p52 + 2048.0);
-    uint64_t mb = (us & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
-    double m = normops_u2d(mb);
-    double mhi = normops_u2d(mb & ~(uint64_t)0xFFF);
-    double mlo = m - mhi;
-    double invc = normops_log_invc[i];
-    double a = mhi * invc - 1.0;
-    double b = mlo * invc;
-    double z = a + b;                   /* 2Sum(a, b) */
-    double zb = z - a;
-    double zlo = (a - (z - zb)) + (b - zb);
+    uint64_t i;                         /* uh >= 2^-53 here: a normal double */
+    double z, zlo;
+    double e = normops_log_reduce(normops_d2u(uh), 0, &i, &z, &zlo);
     return normops_log_combine(e, i, z, (zlo - zlo * z) + ul / uh, lo_out);
 }
 
