@@ -603,7 +603,7 @@ def _torch_cumprod(torch, tensors, attributes):
     return torch.cumprod(tensors[0], dim=int(tensors[1]))
 
 
-_ARGCUM_OPS = {
+_ARG_OR_CUMULATIVE_OPS = {
     # op_type: (opset, normops function, numpy, torch)
     "ArgMax": (13, "ops.arg_max", _np_arg(np.argmax), _torch_arg("argmax")),
     "ArgMin": (13, "ops.arg_min", _np_arg(np.argmin), _torch_arg("argmin")),
@@ -612,12 +612,12 @@ _ARGCUM_OPS = {
 }
 
 
-def argcum_case(op_type: str, shape: Sequence[int], axis: int,
+def arg_or_cumulative_case(op_type: str, shape: Sequence[int], axis: int,
                 dtypes: Sequence[str] = ("float32",)) -> Case:
     """Build (without registering) an ArgMax / ArgMin / CumSum / CumProd
     case; the axis of CumSum and CumProd is their second input (an
     initializer in the ONNX model)."""
-    opset, fn, np_fn, torch_fn = _ARGCUM_OPS[op_type]
+    opset, fn, np_fn, torch_fn = _ARG_OR_CUMULATIVE_OPS[op_type]
     shape = tuple(int(d) for d in shape)
     cumsum = op_type in ("CumSum", "CumProd")
 
@@ -642,9 +642,9 @@ def argcum_case(op_type: str, shape: Sequence[int], axis: int,
     )
 
 
-for _op in _ARGCUM_OPS:
+for _op in _ARG_OR_CUMULATIVE_OPS:
     for _shape, _axis in (((1024, 4096), -1), ((1024, 4096), 0), ((4194304,), 0), ((32, 1024, 128), 1)):
-        register(argcum_case(_op, _shape, _axis))
+        register(arg_or_cumulative_case(_op, _shape, _axis))
 def _np_gelu(inputs, attributes, acc=np.float32):
     v = inputs[0].astype(acc)
     if len(inputs) > 1:
@@ -795,7 +795,7 @@ def _small(case: Case) -> Case:
 for _op in ("ReduceMax", "ReduceSum", "ReduceMean", "ReduceLogSumExp"):
     register(_small(reduce_case(_op, SMALL_SHAPE, (1,))))
 for _op in ("ArgMax", "CumSum"):
-    register(_small(argcum_case(_op, SMALL_SHAPE, 1)))
+    register(_small(arg_or_cumulative_case(_op, SMALL_SHAPE, 1)))
 for _op in ("Softmax", "LogSoftmax"):
     register(_small(softmax_case(_op, SMALL_SHAPE)))
 register(_small(normalization_case("LayerNormalization", SMALL_SHAPE)))
@@ -846,7 +846,7 @@ for _shape in (SMALL_SHAPE, (1, 1024), (32, 4096)):
     register(route_case(softmax_case("Softmax", _shape), mode="fast"))
     register(route_case(normalization_case("LayerNormalization", _shape)))
     register(route_case(reduce_case("ReduceMax", _shape, (1,))))
-    register(route_case(argcum_case("CumSum", _shape, 1)))
+    register(route_case(arg_or_cumulative_case("CumSum", _shape, 1)))
 
 
 # ------------------------------------ NumPy/SciPy-style functions against theirs
