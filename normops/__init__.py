@@ -24,7 +24,7 @@ from .reduction import (
     reduce_l1, reduce_l2, reduce_log_sum, reduce_log_sum_exp, reduce_max, reduce_mean, reduce_min,
     reduce_prod, reduce_sum, reduce_sum_square,
 )
-from .numpy_reductions import amax, amin, logsumexp, max, mean, min, prod, std, sum, var  # noqa: A004
+from .numpy_style import amax, amin, logsumexp, max, mean, min, prod, std, sum, var  # noqa: A004
 from .arg_reduce import argmax, argmin
 from .cumulative import cumsum
 from .cumulative import cumprod

@@ -1,6 +1,6 @@
 """InstanceNormalization, GroupNormalization and BatchNormalization.
 
-All three run the row normalisation kernel (``_kernels/rownorm.pxi``) with
+All three run the row normalisation kernel (``_kernels/normalization.pxi``) with
 a ``RowParams`` layout (docs/specification.md §7):
 
 * InstanceNormalization: a row is one (n, c) plane; scalar scale[c], B[c].
@@ -26,7 +26,7 @@ from ._validate import (
     int_attribute, product, rounded_to, stash_type_attribute, unsupported,
 )
 from .normalization import _kernel_storage
-from .reference import _channel_norms as _reference
+from .reference import _channel_normalization as _reference
 
 
 class _Plan:

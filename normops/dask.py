@@ -53,7 +53,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("normops.dask needs dask[array]: pip install 'normops[dask]'") from exc
 
 from . import _config, _isa, activation as _activation, normalization as _normalization, reduction as _reduction_ops
-from . import arg_reduce as _argreduce, cumulative as _cumulative_ops, numpy_reductions as _reductions
+from . import arg_reduce as _argreduce, cumulative as _cumulative_ops, numpy_style as _reductions
 from . import transcendental as _transcendental
 from .softmax import HARDMAX, LOG_SOFTMAX, SOFTMAX, scipy_log_softmax, scipy_softmax
 from .softmax import hardmax as _hardmax, log_softmax as _ops_log_softmax, softmax as _ops_softmax

@@ -12,7 +12,7 @@ from ._validate import (
     at_least_rank, axis_attribute, broadcast_to_suffix, compute_dtype, contiguous,
     float_attribute, float_input, int_attribute, is_bfloat16, product, rounded_to, stash_type_attribute, unsupported,
 )
-from .reference import _norms as _reference_norms
+from .reference import _normalization as _reference_norms
 
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT16 = np.dtype(np.float16)

@@ -4,9 +4,9 @@ ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp, every opset.
 Axes are an attribute before ReduceSum-13 / the others' opset 18 and the
 optional int64 second input from then on (docs/specification.md §11.1). The
 float arithmetic, accumulation and finishing step, is the kernels'
-(normops/_kernels/reduce.pxi, ``reduce_finish``); this module lays the data
+(normops/_kernels/reduction.pxi, ``reduce_finish``); this module lays the data
 out as docs/specification.md §11.2 says, and finishes the integer reductions.
-normops/reference/_reduce.py is the independent executable specification
+normops/reference/_reduction.py is the independent executable specification
 the tests compare with.
 """
 import numpy as np
@@ -22,7 +22,7 @@ _INTS = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
 _SMALL_INTS = tuple(np.dtype(t) for t in ("int8", "uint8"))
 _FLOAT64 = np.dtype(np.float64)
 
-# The kernels' accumulations (reduce.h) and finishing steps (reduce.pxi).
+# The kernels' accumulations (reduction.h) and finishing steps (reduction.pxi).
 SUM, SUM_ABS, SUM_SQUARE, SUM_EXP, PROD, MAX, MIN, MAX_NAN, MIN_NAN = range(9)
 FINISH_NONE, FINISH_MEAN, FINISH_SQRT, FINISH_LOG, FINISH_LOGSUMEXP, FINISH_NAN_FIRST = range(6)
 
@@ -36,7 +36,7 @@ KINDS = {
     "numpy.max": (MAX_NAN, FINISH_NONE), "numpy.min": (MIN_NAN, FINISH_NONE),
 }
 
-#: ReduceLogSumExp's terms by the fast exponential (reduce.h): the one
+#: ReduceLogSumExp's terms by the fast exponential (reduction.h): the one
 #: reduction whose flavours differ (float32 work; float64 has one exponential).
 SUM_EXP_FAST = 9
 
@@ -310,7 +310,7 @@ def _compute(plan, mode, n_threads, all_outputs):
 
 
 def _reference(plan):
-    from .reference import _reduce as spec  # the executable specification, for reference.run only
+    from .reference import _reduction as spec  # the executable specification, for reference.run only
 
     return [spec.reduce(plan.kind, plan.X, plan.axes, plan.keepdims)]
 

@@ -4,7 +4,7 @@ Both divide each row by one statistic of the row, with the machinery of
 LayerNormalization (docs/specification.md §8). The row's axes are moved last in a
 scratch copy when they are not already last, as Softmax does; the
 arithmetic is in docs/exactness.md and in the executable specification
-(normops/reference/_rowdivide.py).
+(normops/reference/_row_divide.py).
 """
 import numpy as np
 
@@ -17,7 +17,7 @@ from ._validate import (
 from . import _isa
 from ._transpose import inverse, moved_axes
 from .normalization import _kernel_storage
-from .reference import _rowdivide as _reference_rowdivide
+from .reference import _row_divide as _reference_rowdivide
 
 _DIVIDE_BY_STD, _DIVIDE_BY_L1, _DIVIDE_BY_L2 = 0, 1, 2
 

@@ -708,3 +708,16 @@ def test_logsumexp_fast_takes_the_fast_exponential_for_its_terms(monkeypatch):
             monkeypatch.setattr(spec, "_exp", spec_exp)
             for n in THREADS:
                 assert_same(normops.logsumexp(x, axis=1, b=b, mode="fast", n_threads=n), want, f"{level} n={n}")
+
+
+def test_the_old_module_name_warns_and_forwards_to_numpy_style():
+    import importlib
+    import sys
+
+    import normops.numpy_style
+
+    sys.modules.pop("normops.numpy_reductions", None)
+    with pytest.warns(DeprecationWarning, match="normops.numpy_style"):
+        old = importlib.import_module("normops.numpy_reductions")
+    assert old.var is normops.numpy_style.var
+    assert old.logsumexp is normops.numpy_style.logsumexp

@@ -449,7 +449,7 @@ def test_run_takes_the_direct_route_with_the_same_bits_and_errors(routes, dtype)
 def test_scalar_results_leave_nothing_behind(routes):
     """The direct routes turn a 0-d result into a NumPy scalar with
     PyArray_Return, whose reference counting the kernels do by hand
-    (reduce.pxi, scalar_or_array): one reference too many would keep every
+    (reduction.pxi, scalar_or_array): one reference too many would keep every
     0-d array alive (one too few frees it while in use: the sanitizer run
     catches that). The memory tracemalloc sees stays flat over many calls."""
     import tracemalloc

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from normops.reference._norms import (
+from normops.reference._normalization import (
     layer_normalization,
     rms_normalization,
     row_normalize,

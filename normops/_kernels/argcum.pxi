@@ -734,7 +734,7 @@ def cumulate(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint multip
 
 # ------------------------------------------------------------ per-call routes
 # One call from the front layer for the common case: a plain float32/float64
-# array (is_plain_float, reduce.pxi) and a Python int axis in range. None for
+# array (is_plain_float, reduction.pxi) and a Python int axis in range. None for
 # anything else: the front layer's general path then checks and computes it.
 
 def arg_direct(x, axis, bint keepdims, bint is_min, bint last, bint find_nan, int n_threads, bint scalar):

@@ -44,7 +44,7 @@ cdef extern from "spec_constants.h" nogil:
 cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
 # A row normalisation over at most this many bytes of rows (one thread's
 # range) stays in the cache: its last step takes the separately compiled
-# loop (rownorm.pxi, normalize_apply).
+# loop (normalization.pxi, normalize_apply).
 cdef Py_ssize_t APPLY_IN_CACHE_BYTES = 1 << 20
 # BatchNormalization inference: planes shorter than this run as one row per
 # sample with a segment per channel (fewer, longer rows; same bits).
@@ -162,12 +162,12 @@ cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t element
 include "storage.pxi"
 include "placed.pxi"
 include "sum16.pxi"
-include "rownorm.pxi"
-include "rownorm_api.pxi"
-include "rowdivide.pxi"
+include "normalization.pxi"
+include "normalization_api.pxi"
+include "row_divide.pxi"
 include "transcendental.pxi"
 include "softmax.pxi"
-include "reduce.pxi"
+include "reduction.pxi"
 include "numpy_style.pxi"
 include "argcum.pxi"
 include "gelu.pxi"

@@ -152,7 +152,7 @@ def cum_named(object x, object axis, object exclusive, object reverse, bint mult
 
 def gelu_named(object op, object x, object b, bint tanh, object opset, object mode, object n_threads):
     """normops.ops.gelu (b None) and bias_gelu (b the bias): the output,
-    when x is a plain float array (is_plain_float, reduce.pxi) and b None or a 1-D
+    when x is a plain float array (is_plain_float, reduction.pxi) and b None or a 1-D
     plain array of x's dtype and x's last extent; or None."""
     if CONFIG is None:
         route_setup()

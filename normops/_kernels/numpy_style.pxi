@@ -3,7 +3,7 @@
 # and initial=, and var / std. A call with a plain float32/float64 array
 # (and a C-contiguous bool mask of its shape) whose axes need no
 # transposition is computed here in one kernel call; anything else
-# returns None and normops/numpy_reductions.py computes it (the same bits:
+# returns None and normops/numpy_style.py computes it (the same bits:
 # the same identities in place of the left-out elements, the same sums).
 
 from libc.stdint cimport int64_t

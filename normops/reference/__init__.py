@@ -5,10 +5,10 @@ exact flavour.
 through the same validation, and computes every output with the model
 instead of the kernels. The tests compare the two bit for bit.
 """
-from ._norms import layer_normalization, rms_normalization, simplified_layer_normalization
+from ._normalization import layer_normalization, rms_normalization, simplified_layer_normalization
 from ._sum16 import canonical_nan, sum16
-from ._channel_norms import batch_normalization, group_normalization, instance_normalization
-from ._rowdivide import lp_normalization, mean_variance_normalization
+from ._channel_normalization import batch_normalization, group_normalization, instance_normalization
+from ._row_divide import lp_normalization, mean_variance_normalization
 
 __all__ = ["run", "sum16", "canonical_nan", "layer_normalization", "rms_normalization",
            "simplified_layer_normalization",

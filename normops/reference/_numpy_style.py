@@ -8,7 +8,7 @@ axes in [0, ndim), ``where`` a bool array that broadcasts to the input's
 shape (or None), ``initial`` a NumPy scalar of the accumulation type (or
 None).
 Each rounded operation is one NumPy operation on one line; the layout,
-Sum16 and the blocks of long reductions are those of ``_reduce``; exp, log
+Sum16 and the blocks of long reductions are those of ``_reduction``; exp, log
 and log1p are normops' own (docs/specification.md §5: their bits are
 specified there and proven separately). Written from the specification,
 independently of the production code, which never calls it.
@@ -17,9 +17,9 @@ import math
 
 import numpy as np
 
-from ._reduce import KINDS, MAX_NAN, PROD, SUM, arranged, identity, output_shape
-from ._reduce import accumulate as _accumulate
-from ._reduce import reduce as _reduce
+from ._reduction import KINDS, MAX_NAN, PROD, SUM, arranged, identity, output_shape
+from ._reduction import accumulate as _accumulate
+from ._reduction import reduce as _reduce
 from ._softmax import _apply, _exp, _log
 from ._sum16 import canonical_nan, sum16
 

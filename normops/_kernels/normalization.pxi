@@ -7,7 +7,7 @@ from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, sqrtf, NAN, INFINITY
 from libc.float cimport FLT_MAX, DBL_MAX
 
-cdef extern from "rownorm_apply.h" nogil:
+cdef extern from "normalization_apply.h" nogil:
     void normops_rownorm_apply_float(const float* x, float* y, const float* scale, const float* bias,
                                      float mean, float inv, Py_ssize_t n, int check_nan)
     void normops_rownorm_apply_double(const double* x, double* y, const double* scale, const double* bias,
@@ -114,7 +114,7 @@ cdef inline void normalize_apply(
     without B), NaN canonicalised unless the row is known NaN-free
     (check_nan is a constant at each call site). Rows normalised in groups
     (short rows) or from a range that stays in the cache (in_cache) take
-    rownorm_apply.h's loop, which gcc compiles without the spills it makes
+    normalization_apply.h's loop, which gcc compiles without the spills it makes
     in this large inlined one (LayerNormalization 64x1024 0.84x of the time,
     4096x1024 0.91x, float64 64x1024 0.88x); long rows taken one at a time
     from memory keep this loop, which ran 4-10% faster there (1024x4096,

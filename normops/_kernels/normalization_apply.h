@@ -2,7 +2,7 @@
  * y = (((x - mean) * inv) * scale) + bias, four
  * separately rounded operations (three without a bias), NaN made canonical
  * unless the row is known NaN-free. In a small function of its own: inlined
- * into rownorm.pxi's large row loop, gcc kept the pointers and a copy of
+ * into normalization.pxi's large row loop, gcc kept the pointers and a copy of
  * each x vector on the stack (seven loads and two stores per 8 elements,
  * about 4.5 cycles on Zen 2 where 2 suffice). y may be x. */
 #ifndef NORMOPS_ROWNORM_APPLY_H

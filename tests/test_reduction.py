@@ -13,7 +13,7 @@ import normops
 import normops._isa
 import normops.reference
 from normops import InvalidInputError, UnsupportedError
-from normops.reference import _reduce as spec
+from normops.reference import _reduction as spec
 from normops.reference import sum16
 from normops._spec import BLOCK_TERMS, LONG_TERMS
 
@@ -87,7 +87,7 @@ def test_thread_counts_and_isa_builds_give_the_same_bits(op):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_column_spans_chunk_boundaries_and_few_rows(dtype):
     # The column kernel accumulates up to 16 KiB of neighbouring outputs of
-    # one thread together (reduce.h, NORMOPS_SPAN_BYTES), so a wide row is
+    # one thread together (reduction.h, NORMOPS_SPAN_BYTES), so a wide row is
     # cut into several spans, a chunk run may start in the middle of a row,
     # and 1-3 rows are left after the groups of four. Each output must keep
     # its own sequential order through all of that.

@@ -1,5 +1,5 @@
 # The Reduce* accumulations (docs/specification.md §11). The
-# loops are in reduce.h; here: chunks, threads, the long-reduction blocks,
+# loops are in reduction.h; here: chunks, threads, the long-reduction blocks,
 # the finishing step on the per-output results (mean, sqrt, log, LogSumExp,
 # the NaN rules) and the per-call route of a contiguous array (reduce_direct).
 
@@ -14,7 +14,7 @@ ctypedef fused reducible:
     uint64_t
 
 
-cdef extern from "reduce.h" nogil:
+cdef extern from "reduction.h" nogil:
     cdef enum normops_reduce_op:
         NORMOPS_R_SUM
         NORMOPS_R_SUM_EXP
@@ -173,7 +173,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
     its own order)."""
     cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
     cdef Py_ssize_t per_row = (C + REDUCE_TILE - 1) // REDUCE_TILE
-    # products run NORMOPS_PROD_SEQS blocks side by side (reduce.h, prod_seqs)
+    # products run NORMOPS_PROD_SEQS blocks side by side (reduction.h, prod_seqs)
     cdef Py_ssize_t group = 1 if (C > 1 or op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST) else (
         NORMOPS_PROD_SEQS if op == NORMOPS_R_PROD else 8)
     cdef Py_ssize_t groups = (nb + group - 1) // group

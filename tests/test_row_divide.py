@@ -10,7 +10,7 @@ import normops
 import normops._isa
 import normops.reference
 from normops import InvalidInputError, UnsupportedError
-from test_normalization_exact import (  # noqa: F401  (the fixture is used by name)
+from test_normalization import (  # noqa: F401  (the fixture is used by name)
     FLOAT_DTYPES, make_x, parallel_even_when_small,
 )
 

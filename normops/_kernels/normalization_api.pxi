@@ -77,7 +77,7 @@ def row_normalize(
     the arithmetic type.
 
     period > 0 selects scalar parameters per row segment (see RowParams in
-    rownorm.pxi): scale and bias then have period * (cols // seg_len)
+    normalization.pxi): scale and bias then have period * (cols // seg_len)
     elements. given_mean/given_var (as many, the arithmetic type) supply
     the statistics of steps 1 and 2 (step 3 runs once per value).
     """

@@ -21,7 +21,7 @@ float64 runs the same order in float64; every NaN is canonical.
 """
 import numpy as np
 
-from ._norms import _compute_dtype, _native
+from ._normalization import _compute_dtype, _native
 from ._sum16 import canonical_nan, sum16
 
 __all__ = ["divide_rows", "mean_variance_normalization", "lp_normalization"]

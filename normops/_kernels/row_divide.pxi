@@ -1,7 +1,7 @@
 # MeanVarianceNormalization and LpNormalization: each row divided by one
 # statistic of its own (docs/specification.md §8; how the kernel gets
 # there: docs/exactness.md). Reuses Sum16 (sum16.pxi), and
-# ieee_sqrt, canonical, row_chunk_threads from rownorm*.pxi unchanged.
+# ieee_sqrt, canonical, row_chunk_threads from normalization*.pxi unchanged.
 
 cdef enum RowDivisor:
     DIVIDE_BY_STD = 0   # MeanVarianceNormalization

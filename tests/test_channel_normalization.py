@@ -11,7 +11,7 @@ import normops._isa
 import normops.reference
 from normops import InvalidInputError, UnsupportedError
 
-from test_normalization_exact import BF16, assert_outputs_equal, make_x
+from test_normalization import BF16, assert_outputs_equal, make_x
 
 IN, GN, BN = "InstanceNormalization", "GroupNormalization", "BatchNormalization"
 DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)] + ([BF16] if BF16 is not None else [])

@@ -18,7 +18,7 @@ from .._spec import BLOCK_TERMS, LONG_TERMS  # plain numbers: docs/specification
 from ._softmax import _exp, _log
 from ._sum16 import canonical_nan, sum16
 
-# Accumulations (the kernels' op codes, reduce.h).
+# Accumulations (the kernels' op codes, reduction.h).
 SUM, SUM_ABS, SUM_SQUARE, SUM_EXP, PROD, MAX, MIN, MAX_NAN, MIN_NAN = range(9)
 
 # docs/specification.md §11.4: sequences of at least LONG_TERMS terms go in blocks
