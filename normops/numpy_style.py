@@ -271,6 +271,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     layout, sequential per output in the column layout (see ReduceSum);
     ``where`` replaces the elements it leaves out by +0, ``initial`` is
     added to the result (docs/specification.md §16.2)."""
+    if dtype is None and out is None and initial is _NoValue and where is _NoValue:
+        y = _direct("sum", "ReduceSum", a, axis, keepdims, mode, n_threads)  # the plain call: no further Python call
+        if y is not None:
+            return y
     return _sum_or_prod("sum", "ReduceSum", a, axis, dtype, out, keepdims, initial, where, mode, n_threads)
 
 
@@ -279,16 +283,18 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     """``numpy.prod`` by normops' kernels (sequential products); ``where``
     replaces the elements it leaves out by 1, the result is multiplied by
     ``initial`` (docs/specification.md §16.2)."""
+    if dtype is None and out is None and initial is _NoValue and where is _NoValue:
+        y = _direct("prod", "ReduceProd", a, axis, keepdims, mode, n_threads)  # the plain call: no further Python call
+        if y is not None:
+            return y
     return _sum_or_prod("prod", "ReduceProd", a, axis, dtype, out, keepdims, initial, where, mode, n_threads)
 
 
 def _sum_or_prod(name, op_type, a, axis, dtype, out, keepdims, initial, where, mode, n_threads):
-    """sum and prod: one kernel call for plain arrays, else the general path."""
-    if dtype is None and out is None:
-        if initial is _NoValue and where is _NoValue:
-            y = _direct(name, op_type, a, axis, keepdims, mode, n_threads)
-        else:
-            y = _where_direct(op_type, a, axis, keepdims, initial, where, mode, n_threads)
+    """sum and prod past their plain-array route: where=/initial= in one
+    kernel call where it serves, else the general path."""
+    if dtype is None and out is None and (initial is not _NoValue or where is not _NoValue):
+        y = _where_direct(op_type, a, axis, keepdims, initial, where, mode, n_threads)
         if y is not None:
             return y
     a = _input(name, a)
