@@ -31,7 +31,7 @@ from ._errors import InvalidInputError
 from ._spec import ROW_CHUNK_ELEMENTS
 
 ENV_VAR = "NORMOPS_THREAD_COSTS"
-FAMILIES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move")
+FAMILIES = _isa.kernels.FAMILY_NAMES  # team.h's cost families
 KEYS = ("ns_per_element", "wake_us", "join_us")
 #: what show_config reports thresholds for: the gaps of a call in a loop
 #: and of one after idle time

@@ -134,6 +134,23 @@ def test_the_figures_are_learned_from_calls_above_the_floor():
     kernels.forget_thread_costs()
 
 
+def test_rms_rows_have_figures_of_their_own(pinned):
+    # an uncentred row costs less than a centred one: each is timed and
+    # decided by its own figure, so neither sizes the other's teams
+    kernels.forget_thread_costs()
+    x = np.random.default_rng(0).standard_normal((256, 512), dtype=np.float32)
+    w = np.ones(512, np.float32)
+    for _ in range(8):
+        normops.rms_normalization(x, w, n_threads=2)  # its first loops are timed on one thread
+    measured = kernels.thread_costs()["measured"]
+    assert measured["rows_rms"] and not measured["rows"]
+    kernels.forget_thread_costs()
+    pinned(ns_per_element={"rows": 0.3, "rows_rms": 0.1}, wake_us=10)
+    elements = 60_000  # W: 18 µs centred (a team pays), 6 µs uncentred (it does not)
+    assert plan(elements, "rows", chunk=1024) == 2
+    assert plan(elements, "rows_rms", chunk=1024) == 1
+
+
 def test_set_config_and_config_pin_and_restore(pinned):
     normops.set_config(thread_costs={"ns_per_element": {"scan": 0.5}, "wake_us": 30})
     assert normops.get_config()["thread_costs"] == {"ns_per_element": {"scan": 0.5}, "wake_us": {0.0: 30.0}}

@@ -16,8 +16,8 @@ from normops._kernels.shim cimport (
     normops_budget_grant, normops_budget_in_use, normops_budget_share, normops_budget_state,
     NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_SOFTMAX_EXACT, NORMOPS_COST_SOFTMAX_FAST,
     NORMOPS_COST_MAP_EXACT, NORMOPS_COST_MAP_FAST, NORMOPS_COST_SCAN,
-    NORMOPS_COST_MOVE, NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
-    NORMOPS_GAIN_PERCENT, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan, normops_gap_bucket,
+    NORMOPS_COST_MOVE, NORMOPS_COST_ROWS_RMS, NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
+    NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan, normops_gap_bucket,
     normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
     normops_team_figures, normops_team_note_region_end, normops_plan_drop, normops_join_estimate,
     normops_set_threads_always,
@@ -343,8 +343,10 @@ def release_threads(int taken):
     team_release(taken)
 
 
-FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move")
-SIZE_CLASSES = ("<64Ki", "<1Mi", "<16Mi", ">=16Mi")  # elements; team.h, normops_size_class
+# team.h's cost families, in its order (normops._threads.FAMILIES reads this)
+FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move",
+                "rows_rms")
+SIZE_CLASSES = ("<64Ki", "<256Ki", "<1Mi", "<4Mi", "<16Mi", "<64Mi", ">=64Mi")  # elements; team.h, normops_size_class
 
 
 def thread_costs():
@@ -363,7 +365,7 @@ def thread_costs():
                                       if s.cost_samples[NORMOPS_THIS_LEVEL][f][k] > 0 or s.cost_pinned[f] else None)
                               for k, label in enumerate(SIZE_CLASSES)}
             for f in range(NORMOPS_COST_FAMILIES)},
-        "measured": {FAMILY_NAMES[f]: any(s.cost_samples[NORMOPS_THIS_LEVEL][f][k] > 0 for k in range(4))
+        "measured": {FAMILY_NAMES[f]: any(s.cost_samples[NORMOPS_THIS_LEVEL][f][k] > 0 for k in range(NORMOPS_SIZES))
                      for f in range(NORMOPS_COST_FAMILIES)},
         "pinned": {FAMILY_NAMES[f]: bool(s.cost_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
         "wake_us": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b] < 0 else s.wake_ns[b] / 1000.0)
@@ -397,7 +399,7 @@ def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None):
             name = FAMILY_NAMES[f]
             s.cost_pinned[f] = name in ns_per_element
             for level in range(3):
-                for k in range(4):
+                for k in range(NORMOPS_SIZES):
                     s.ps_per_element[level][f][k] = (max(1, round(float(ns_per_element[name]) * 1000))
                                                      if name in ns_per_element else 0)
                     s.cost_samples[level][f][k] = 0

@@ -439,7 +439,9 @@ cdef void normalize_chunks(
         team_release(taken)
 
 
-cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:
-    """The threads normalize_chunks will use."""
+cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t cols,
+                                  int family=NORMOPS_COST_ROWS) noexcept nogil:
+    """The threads a loop over row chunks (normalize_chunks, the row
+    divides) will use."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
-    return threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols, NORMOPS_COST_ROWS)
+    return threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols, family)

@@ -24,7 +24,7 @@ cdef int run_row_normalize(
     cdef float* wide_scale = NULL
     cdef float* wide_bias = NULL
     cdef float* scratch = NULL
-    cdef int threads = row_chunk_threads(n_threads, rows, cols)
+    cdef int threads = row_chunk_threads(n_threads, rows, cols, NORMOPS_COST_ROWS if center else NORMOPS_COST_ROWS_RMS)
     cdef Py_ssize_t nparams = param_count(p, cols)
     cdef PyThreadState* saved
     if xs == STORE_FLOAT64:

@@ -27,6 +27,7 @@ cdef extern from "team.h" nogil:
         NORMOPS_COST_MAP_FAST
         NORMOPS_COST_SCAN
         NORMOPS_COST_MOVE
+        NORMOPS_COST_ROWS_RMS
         NORMOPS_COST_FAMILIES
         NORMOPS_GAP_BUCKETS
         NORMOPS_IDLE_FROM_BUCKET
@@ -34,10 +35,11 @@ cdef extern from "team.h" nogil:
         NORMOPS_THIS_LEVEL
         NORMOPS_TEAM_FLOOR_PS
         NORMOPS_GAIN_PERCENT
+        NORMOPS_SIZES
     ctypedef struct normops_team_state:
-        long long ps_per_element[3][8][4]
-        int cost_samples[3][8][4]
-        int cost_pinned[8]
+        long long ps_per_element[3][9][7]
+        int cost_samples[3][9][7]
+        int cost_pinned[9]
         long long wake_ns[48]
         unsigned wake_count[48]
         int wake_pinned

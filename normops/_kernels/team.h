@@ -21,7 +21,9 @@
  *      lower median of the last five, and never more than n times what a
  *      loop on n threads took;
  *   L  the delay before a woken team takes work, learned from the parallel
- *      loops this process runs, separately for each "gap": the time since
+ *      loops this process runs whose W is measured for their own size
+ *      class (loops of over 200 µs only when they took 1.5 W or more: a
+ *      stall, not the memory bus), separately for each "gap": the time since
  *      the calling thread's last parallel loop ended, in powers of two of
  *      microseconds (OpenMP's threads spin for a while after a loop, then
  *      sleep, and a CPU left idle long enough may have to be won back);
@@ -37,9 +39,10 @@
  * thread. L for a gap is the lower median of its last five measurements:
  * a loop that the host happened to hold up does not decide alone. Where L is not yet known for a gap, the nearest shorter
  * gap's stands in, so the first such loop measures it. A gap found slow
- * is tried again now and then
- * (every 8th loop it sent to one thread within a burst of calls, every
- * 64th otherwise), so a team that has become fast is noticed.
+ * is tried again now and then (within a burst of calls, once what a
+ * quick team would have saved adds up to the gap's L; between single
+ * calls every 64th loop, rarer where L is large against W), so a team
+ * that has become fast is noticed.
  *
  * Every figure can be pinned (set from Python: normops.set_config(
  * thread_costs=...), NORMOPS_THREAD_COSTS); pinned figures are not
@@ -52,7 +55,7 @@
 
 /* Kernel families whose elements cost alike. */
 enum {
-    NORMOPS_COST_ROWS,           /* row normalisations, row divides, Hardmax */
+    NORMOPS_COST_ROWS,           /* centred row normalisations (LayerNormalization), row divides, Hardmax */
     NORMOPS_COST_REDUCE,         /* reductions, ArgMax/ArgMin */
     NORMOPS_COST_SOFTMAX_EXACT,  /* Softmax, LogSoftmax rows, exact */
     NORMOPS_COST_SOFTMAX_FAST,
@@ -60,14 +63,17 @@ enum {
     NORMOPS_COST_MAP_FAST,
     NORMOPS_COST_SCAN,           /* CumSum, CumProd */
     NORMOPS_COST_MOVE,           /* transposes */
+    NORMOPS_COST_ROWS_RMS,       /* uncentred row normalisations (RMSNormalization): a third cheaper */
     NORMOPS_COST_FAMILIES
 };
 #define NORMOPS_GAP_BUCKETS 24   /* gaps < 1 µs, [1, 2) µs, ... [2^21, 2^22) µs, >= 2^22 µs or none */
 #define NORMOPS_IDLE_FROM_BUCKET 11  /* gaps from 1 ms on are told apart by whether the caller idled */
+#define NORMOPS_IDLE_FROM_NS (1000LL << (NORMOPS_IDLE_FROM_BUCKET - 1))
 #define NORMOPS_WAKE_SLOTS (2 * NORMOPS_GAP_BUCKETS)  /* busy gaps, then idle ones */
 #define NORMOPS_LEVELS 3         /* baseline, AVX2, AVX-512 */
 #define NORMOPS_WAKE_SEEN 5
-#define NORMOPS_SIZES 4           /* elements < 2^16, < 2^20, < 2^24, more */
+#define NORMOPS_SIZES 7           /* elements < 2^16, < 2^18, ... < 2^26, more: a class spans 4x (its
+                                     loops differ by where they sit in the caches) */
 
 #if defined(__AVX512F__)
 #define NORMOPS_THIS_LEVEL 2
@@ -83,7 +89,8 @@ enum {
 #define NORMOPS_TEAM_FLOOR_PS 2000000LL      /* 2 µs */
 #define NORMOPS_GAIN_PERCENT 85
 #define NORMOPS_WAKE_PRIOR_NS 5000LL          /* L before any loop measured it */
-#define NORMOPS_WAKE_FROM_LOOPS_NS 200000LL    /* L is learned from loops the team helped up to this W */
+#define NORMOPS_WAKE_FROM_LOOPS_NS 200000LL    /* L is learned from loops up to this W, */
+#define NORMOPS_STALL_FACTOR 1.5               /* and from longer ones only when they took this many times W */
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
@@ -123,7 +130,7 @@ static inline int normops_set_threads_always(int always) {
 
 /* Costs assumed before a family's first measured loop: a fast machine's
  * (so that a first call errs towards one thread, and gets timed). */
-static const long long normops_cost_prior_ps[NORMOPS_COST_FAMILIES] = {100, 30, 200, 100, 150, 80, 150, 50};
+static const long long normops_cost_prior_ps[NORMOPS_COST_FAMILIES] = {100, 30, 200, 100, 150, 80, 150, 50, 70};
 
 /* ------------------------------------------------------------- the budget
  * How many threads are inside normops's parallel loops right now, summed
@@ -189,7 +196,10 @@ static inline long long normops_now_ns(void) {
 #define NORMOPS_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 static inline int normops_size_class(long long elements) {
-    return elements < (1LL << 16) ? 0 : elements < (1LL << 20) ? 1 : elements < (1LL << 24) ? 2 : 3;
+    int s = 0;
+    for (elements >>= 16; elements > 0 && s < NORMOPS_SIZES - 1; elements >>= 2)
+        s++;
+    return s;
 }
 
 /* ps per element of a family for inputs of this many elements: measured
@@ -235,16 +245,20 @@ static inline long long normops_wake_estimate(int slot) {
                                        : NORMOPS_WAKE_PRIOR_NS;
 }
 
-/* The least L measured for any gap (the prior when none is). */
+/* The least L measured for any gap (the prior when none is), among the
+ * gaps measured three times or more if any is: one loop whose W was
+ * misjudged does not set it alone. */
 static inline long long normops_wake_least(void) {
-    long long least = -1, w;
+    long long least = -1, settled = -1, w;
     int b;
     for (b = 0; b < NORMOPS_WAKE_SLOTS; b++) {
         w = NORMOPS_LOAD(normops_team->wake_ns[b]);
         if (w >= 0 && (least < 0 || w < least))
             least = w;
+        if (w >= 0 && NORMOPS_LOAD(normops_team->wake_count[b]) >= 3 && (settled < 0 || w < settled))
+            settled = w;
     }
-    return least >= 0 ? least : NORMOPS_WAKE_PRIOR_NS;
+    return settled >= 0 ? settled : least >= 0 ? least : NORMOPS_WAKE_PRIOR_NS;
 }
 
 /* Record the k-th measurement (0-based) in a ring of the last
@@ -337,9 +351,31 @@ typedef struct {
     double w_ps;
 } normops_loop_plan;
 static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0, 0.0};
-static __thread long long normops_last_region_end_ns = -1, normops_last_region_cpu_ns = 0;
+static __thread long long normops_last_region_end_ns = -1;
+/* when this thread last planned a loop, and its CPU time at a moment
+ * (the end of its last team, or its last reading) */
+static __thread long long normops_last_plan_ns = -1, normops_cpu_mark_ns = -1, normops_cpu_mark = 0;
 static __thread long long normops_last_slow_ns = -1;
+static __thread double normops_forgone_ps = 0.0;  /* what a quick team would have saved this burst, ps */
+static __thread double normops_retry_scale = 1.0;  /* doubles with every retry until a team is chosen again */
 static __thread unsigned normops_serial_sample = 0, normops_probe_turn = 0;
+
+/* Whether the calling thread has lately been mostly off the CPU (asleep,
+ * waiting): then both cores idled. A thread that planned a loop within
+ * the last millisecond is busy; else its CPU time since the last mark
+ * (its last team's end, or the last reading) decides, over that window
+ * only: a thread that idled once and has been calling since is busy. */
+static inline int normops_caller_idled(long long now) {
+    long long cpu;
+    int idle;
+    if (normops_last_plan_ns >= 0 && now - normops_last_plan_ns < NORMOPS_IDLE_FROM_NS)
+        return 0;
+    cpu = normops_thread_cpu_ns();
+    idle = normops_cpu_mark_ns < 0 || 2 * (cpu - normops_cpu_mark) < now - normops_cpu_mark_ns;
+    normops_cpu_mark_ns = now;
+    normops_cpu_mark = cpu;
+    return idle;
+}
 
 /* Decide the team of the loop about to run (cap: the requested count,
  * already capped at the chunks). */
@@ -347,8 +383,9 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                                     int family) {
     long long now, gap;
     double w;
-    int slow, n, bucket, samples;
+    int slow, slow_idle, n, n_idle, bucket, samples, undecided, retry;
     unsigned due;
+    double ratio, l_now, l_quick;
     normops_plan.active = 0;
     normops_plan.timed = 0;
     if (cap <= 1 || chunks <= 1)
@@ -362,11 +399,28 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     bucket = normops_gap_bucket(gap);
     /* a long gap the calling thread spent mostly off the CPU (asleep,
      * waiting) leaves both cores idle, which costs far more to wake from
-     * on a virtual machine: such gaps have figures of their own */
-    if (bucket >= NORMOPS_IDLE_FROM_BUCKET
-        && (gap < 0 || 2 * (normops_thread_cpu_ns() - normops_last_region_cpu_ns) < gap))
+     * on a virtual machine: such gaps have figures of their own. Telling
+     * them apart reads the thread's CPU time, a system call (0.5 µs on
+     * this VM, a tenth of a small call): made only where a team may start
+     * (either figure gives one, or a retry is due below). */
+    if (bucket >= NORMOPS_IDLE_FROM_BUCKET && gap < 0)
         bucket += NORMOPS_GAP_BUCKETS;
     n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, bucket, &w, &slow);
+    undecided = 0;
+    if (bucket >= NORMOPS_IDLE_FROM_BUCKET && bucket < NORMOPS_GAP_BUCKETS) {
+        n_idle = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL,
+                                     bucket + NORMOPS_GAP_BUCKETS, &w, &slow_idle);
+        if (n > 1 || n_idle > 1) {
+            if (normops_caller_idled(now)) {
+                bucket += NORMOPS_GAP_BUCKETS;
+                n = n_idle;
+                slow = slow_idle;
+            }
+        } else if (slow || slow_idle) {
+            undecided = 1 + slow + 2 * slow_idle;  /* which of the two is slow, told when a retry is due */
+            slow = 1;
+        }
+    }
     samples = NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)]);
     if ((samples < NORMOPS_PROBES || (samples < NORMOPS_PROBES_MORE && n > 1 && (normops_probe_turn++ & 7) == 0))
         && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_threads_always)
@@ -374,12 +428,43 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
         n = 1;  /* timed below: what an element of this family costs here */
         normops_serial_sample = 0;
     } else if (n <= 1 && slow && !NORMOPS_LOAD(normops_team->wake_pinned)) {
-        /* try a slow gap again now and then; sooner within a burst of calls */
-        due = (normops_last_slow_ns >= 0 && now - normops_last_slow_ns < 2000000LL + (long long)(w / 1000.0))
-              ? 8 : 64;
+        /* Try a slow gap again now and then, so that a team that has become
+         * fast is noticed. A retry costs about the gap's L. Within a burst
+         * of calls, retry once the time a quick team would have saved the
+         * burst's calls adds up to that cost (so a burst loses at most
+         * twice what the best choice in hindsight would: a long wake-up
+         * paid once where the burst is long, never where it is short),
+         * times 2^k after k retries that found the team still slow;
+         * between single calls, every 64th, and rarer where L is large
+         * against W (retries then cost at most a sixteenth of W). */
+        l_now = 1000.0 * (double)normops_wake_estimate(bucket);
+        if (normops_last_slow_ns >= 0 && now - normops_last_slow_ns < 2000000LL + (long long)(w / 1000.0)) {
+            l_quick = 1000.0 * (double)normops_wake_least();
+            if (l_quick > 1000.0 * (double)NORMOPS_WAKE_PRIOR_NS)
+                l_quick = 1000.0 * (double)NORMOPS_WAKE_PRIOR_NS;
+            normops_forgone_ps += (w - l_quick) / 2.0;
+            retry = normops_forgone_ps >= l_now * normops_retry_scale;
+        } else {
+            normops_forgone_ps = 0.0;
+            ratio = 16.0 * l_now / (w > 1.0 ? w : 1.0);
+            due = ratio < 64.0 ? 64u : ratio < 4096.0 ? (unsigned)ratio : 4096u;
+            retry = __atomic_add_fetch(&normops_team->retry[bucket], 1, __ATOMIC_RELAXED) % due == 0;
+        }
         normops_last_slow_ns = now;
-        if (__atomic_add_fetch(&normops_team->retry[bucket], 1, __ATOMIC_RELAXED) % due == 0)
+        if (retry) {
+            normops_forgone_ps = 0.0;
+            if (normops_retry_scale < 1024.0)
+                normops_retry_scale *= 2.0;
             n = 2;
+            if (undecided) {  /* retry only the gap this is, if it is slow */
+                if (normops_caller_idled(now))
+                    bucket += NORMOPS_GAP_BUCKETS;
+                if (!((undecided - 1) & (bucket >= NORMOPS_GAP_BUCKETS ? 2 : 1)))
+                    n = 1;
+            }
+        }
+    } else if (n > 1) {
+        normops_retry_scale = 1.0;  /* the figures give a team again */
     }
     normops_plan.active = 1;
     normops_plan.family = family;
@@ -388,6 +473,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     normops_plan.elements = elements;
     normops_plan.w_ps = w;
     normops_plan.start_ns = now;
+    normops_last_plan_ns = now;
     return n;
 }
 
@@ -428,9 +514,19 @@ static inline void normops_team_learn(int n, long long took_ns) {
      * all. A long loop that the team did help says little about L: what
      * it lost to the team is mostly shared caches and memory bandwidth,
      * which would read as a wake-up proportional to the work. */
+    /* L is what the loop took beyond W's share, so W must be this loop's
+     * own: a figure borrowed from another size class (or the prior) would
+     * turn its error into a wake-up. */
+    size = normops_size_class(normops_plan.elements);
+    if (!NORMOPS_LOAD(normops_team->cost_pinned[family])
+        && NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size]) < NORMOPS_PROBES)
+        return;
     j = normops_join_estimate();
     t = (double)took_ns - (double)((n - 2) * j);
-    if (t < w_ns && w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS)
+    /* past NORMOPS_WAKE_FROM_LOOPS_NS, only a loop that took far longer
+     * than W alone is a wake-up (the caller did the work and then waited):
+     * anything less is the team sharing the memory bus */
+    if (w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS && t < NORMOPS_STALL_FACTOR * w_ns)
         return;
     obs = t >= w_ns ? (long long)t : (long long)((n * t - w_ns) / (n - 1));
     if (obs < 0)
@@ -455,7 +551,8 @@ static inline void normops_loop_end(int n) {
             normops_team_learn(n, end - normops_plan.start_ns);
         if (n > 1) {
             normops_last_region_end_ns = end;
-            normops_last_region_cpu_ns = normops_thread_cpu_ns();
+            normops_cpu_mark_ns = end;
+            normops_cpu_mark = normops_thread_cpu_ns();
         }
     }
     normops_plan.active = 0;
@@ -504,6 +601,8 @@ static inline void normops_plan_drop(void) {
 
 static inline void normops_team_note_region_end(long long ns_ago) {
     normops_last_region_end_ns = ns_ago < 0 ? -1 : normops_now_ns() - ns_ago;
+    normops_last_plan_ns = -1;
+    normops_cpu_mark_ns = -1;
 }
 
 #endif
