@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python}"
 OUT="${OUT:-bench/results}"
 
-"$PYTHON" -c "import normops, normops.benchmark" || {
+"$PYTHON" -c "import normops, normops_tools.benchmark" || {
     echo "run_all.sh: normops does not import (build the extension first)" >&2
     exit 1
 }
@@ -41,5 +41,5 @@ OUT="${OUT:-bench/results}"
 # the figures of an earlier run (a family may have gone), and the retired
 # one-image plot
 rm -f docs/perf_*.png docs/performance.png
-"$PYTHON" -m normops.benchmark.report "$OUT/results.json" --page docs/performance.md --figures docs
+"$PYTHON" -m normops_tools.benchmark.report "$OUT/results.json" --page docs/performance.md --figures docs
 echo "run_all.sh: done in $((SECONDS / 60)) min $((SECONDS % 60)) s"

@@ -13,31 +13,31 @@ def _info(argv):
 
 
 def _conformance(argv):
-    from normops import conformance
+    from normops_tools import conformance
 
     return conformance.main(argv)
 
 
 def _bench(argv):
-    from normops import benchmark
+    from normops_tools import benchmark
 
     return benchmark.main(argv)
 
 
 def _verify_transcendentals(argv):
-    from normops import verify_transcendentals
+    from normops_tools import verify_transcendentals
 
     return verify_transcendentals.main(argv)
 
 
 def _verify_platform(argv):
-    from normops import verify_platform
+    from normops_tools import verify_platform
 
     return verify_platform.main(argv)
 
 
 def _compare_ort(argv):
-    from normops import compare_ort
+    from normops_tools import compare_ort
 
     return compare_ort.main(argv)
 

@@ -16,6 +16,7 @@ FLOAT_TENSOR_TYPES = {1: "float32", 10: "float16", 11: "float64", 16: "bfloat16"
 
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
+_FLOAT16 = np.dtype(np.float16)
 
 
 _FLOAT_DTYPE_CACHE = {}
@@ -35,6 +36,17 @@ def is_float_dtype(dtype):
 
 def is_bfloat16(dtype):
     return is_float_dtype(dtype) and dtype.kind != "f"
+
+
+def kernel_storage(dtype, compute):
+    """The dtype the kernel reads or writes for an array of ``dtype``: its
+    own when the kernel converts it (float16/bfloat16 around float32
+    arithmetic), else the arithmetic type."""
+    from . import _isa
+
+    if compute == _FLOAT32 and (dtype == _FLOAT16 and _isa.kernels.float16_storage() or is_bfloat16(dtype)):
+        return dtype
+    return compute
 
 
 def compute_dtype(*dtypes):

@@ -4,9 +4,8 @@ exponential in the fast one; both operations rounded."""
 
 from . import _isa
 from ._registry import OpDef, register
-from .normalization import _kernel_storage
-from ._validate import compute_dtype, contiguous, float_input, rounded_to
-from .reference import _softmax as _reference_softmax
+from ._validate import compute_dtype, contiguous, float_input, kernel_storage, rounded_to
+from .reference import _activation as _reference_activation
 
 
 class _Plan:
@@ -22,7 +21,7 @@ def _bind(op, version, inputs, attributes):
 
 def _compute(plan, mode, n_threads, all_outputs):
     # float16/bfloat16 as they are: the kernel widens and rounds back
-    x = contiguous(plan.X, _kernel_storage(plan.X.dtype, plan.compute_dtype))
+    x = contiguous(plan.X, kernel_storage(plan.X.dtype, plan.compute_dtype))
     y = _isa.kernels.empty_placed(x)
     if x.size:
         _isa.kernels.sigmoid_flat(x, y, mode == "fast", n_threads)
@@ -31,7 +30,7 @@ def _compute(plan, mode, n_threads, all_outputs):
 
 def _reference(plan):
     x = contiguous(plan.X, plan.compute_dtype)
-    return [rounded_to(_reference_softmax.sigmoid(x), plan.X.dtype)]
+    return [rounded_to(_reference_activation.sigmoid(x), plan.X.dtype)]
 
 
 def _run_fast(op, inputs, attributes, version, mode, n_threads):

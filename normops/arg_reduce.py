@@ -90,9 +90,9 @@ def _compute(plan, mode, n_threads, all_outputs):
 
 
 def _reference(plan):
-    from .reference import _argcum as _reference_argcum  # the executable specification, for reference.run only
+    from .reference import _arg_reduce as _reference_arg_reduce  # the executable specification, for reference.run only
 
-    out = _reference_argcum.arg_reduce(plan.X, plan.axis, plan.is_min, plan.last, nan_wins=False)
+    out = _reference_arg_reduce.arg_reduce(plan.X, plan.axis, plan.is_min, plan.last, nan_wins=False)
     return [out.reshape(reduced_shape(plan.X.shape, plan.axis, plan.keepdims))]
 
 

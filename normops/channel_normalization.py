@@ -23,9 +23,8 @@ from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
     at_least_rank, compute_dtype, contiguous, flag_attribute, float_attribute, float_input,
-    int_attribute, product, rounded_to, stash_type_attribute, unsupported,
+    int_attribute, kernel_storage, product, rounded_to, stash_type_attribute, unsupported,
 )
-from .normalization import _kernel_storage
 from .reference import _channel_normalization as _reference
 
 
@@ -190,11 +189,11 @@ def _run_rows(plan, x, rows, cols, period, seg_len, n_threads, given=None):
     parameter layout (period, seg_len): Y in X's dtype."""
     ct = plan.compute_dtype
     X = plan.X
-    store = _kernel_storage(X.dtype, ct)
+    store = kernel_storage(X.dtype, ct)
     x = contiguous(x, store)
     y = np.empty(x.shape, store)
-    scale = contiguous(plan.scale, _kernel_storage(plan.scale.dtype, ct))
-    bias = contiguous(plan.bias, _kernel_storage(plan.bias.dtype, ct))
+    scale = contiguous(plan.scale, kernel_storage(plan.scale.dtype, ct))
+    bias = contiguous(plan.bias, kernel_storage(plan.bias.dtype, ct))
     if x.size:
         given_mean, given_var = given if given is not None else (None, None)
         _isa.kernels.row_normalize(x, scale, bias, y, None, None, rows, cols, plan.epsilon, True,
@@ -219,15 +218,15 @@ def _compute(plan, mode, n_threads, all_outputs):
     if not plan.training:
         return [_run_rows(plan, X, N * C, spatial, C, spatial, n_threads, given)]
     # training: the kernel gathers channel c's elements (row-major order) into row c
-    store = _kernel_storage(X.dtype, ct)
+    store = kernel_storage(X.dtype, ct)
     x = contiguous(X, store)
     y = np.empty(X.shape, store)
     running = np.empty(C, ct), np.empty(C, ct)
     # before opset 14: saved_mean and saved_var (inv), the statistics Y used
     saved = (np.empty(C, ct), np.empty(C, ct)) if plan.version < 14 and all_outputs else (None, None)
     _isa.kernels.batch_normalization_training(
-        x, contiguous(plan.scale, _kernel_storage(plan.scale.dtype, ct)),
-        contiguous(plan.bias, _kernel_storage(plan.bias.dtype, ct)), *given, y, *running,
+        x, contiguous(plan.scale, kernel_storage(plan.scale.dtype, ct)),
+        contiguous(plan.bias, kernel_storage(plan.bias.dtype, ct)), *given, y, *running,
         N, C, spatial, plan.epsilon, plan.momentum, n_threads, *saved)
     y = rounded_to(y, X.dtype)
     if not all_outputs:

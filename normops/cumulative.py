@@ -91,10 +91,10 @@ def _compute(plan, mode, n_threads, all_outputs):
 
 
 def _reference(plan):
-    from .reference import _argcum as _reference_argcum  # the executable specification, for reference.run only
+    from .reference import _cumulative as _reference_cumulative  # the executable specification, for reference.run only
 
     op = np.multiply if plan.multiply else np.add
-    return [_reference_argcum.cumulate(plan.X, plan.axis, plan.exclusive, plan.reverse, op)]
+    return [_reference_cumulative.cumulate(plan.X, plan.axis, plan.exclusive, plan.reverse, op)]
 
 
 def _plain_flags(exclusive, reverse):

@@ -10,12 +10,12 @@ from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
     at_least_rank, axis_attribute, broadcast_to_suffix, compute_dtype, contiguous,
-    float_attribute, float_input, int_attribute, is_bfloat16, product, rounded_to, stash_type_attribute, unsupported,
+    float_attribute, float_input, int_attribute, kernel_storage, product, rounded_to,
+    stash_type_attribute, unsupported,
 )
 from .reference import _normalization as _reference_norms
 
 _FLOAT32 = np.dtype(np.float32)
-_FLOAT16 = np.dtype(np.float16)
 
 
 class _Family:
@@ -99,25 +99,15 @@ def _expanded(param, suffix, dtype):
     return contiguous(param, dtype)
 
 
-def _kernel_storage(dtype, compute):
-    """The dtype the kernel reads or writes for an array of ``dtype``: its
-    own when the kernel converts it (float16/bfloat16 around float32
-    arithmetic), else the arithmetic type."""
-    if compute == _FLOAT32 and (dtype == _FLOAT16 and _isa.kernels.float16_storage()
-                                or is_bfloat16(dtype)):
-        return dtype
-    return compute
-
-
 def _compute(plan, mode, n_threads, all_outputs):
     family = plan.family
     ct = plan.compute_dtype
     X = plan.X
     suffix = X.shape[plan.axis:]
-    x = contiguous(X, _kernel_storage(X.dtype, ct))
-    y = np.empty(X.shape, _kernel_storage(plan.y_dtype, ct))
-    scale = _expanded(plan.scale, suffix, _kernel_storage(plan.scale.dtype, ct))
-    bias = None if plan.bias is None else _expanded(plan.bias, suffix, _kernel_storage(plan.bias.dtype, ct))
+    x = contiguous(X, kernel_storage(X.dtype, ct))
+    y = np.empty(X.shape, kernel_storage(plan.y_dtype, ct))
+    scale = _expanded(plan.scale, suffix, kernel_storage(plan.scale.dtype, ct))
+    bias = None if plan.bias is None else _expanded(plan.bias, suffix, kernel_storage(plan.bias.dtype, ct))
     want_stats = all_outputs and family.stats
     mean = np.empty(plan.stats_shape, _FLOAT32) if want_stats and "mean" in family.stats else None
     inv = np.empty(plan.stats_shape, _FLOAT32) if want_stats else None

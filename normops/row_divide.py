@@ -11,12 +11,11 @@ import numpy as np
 from ._errors import InvalidInputError
 from ._registry import OpDef, register
 from ._validate import (
-    at_least_rank, axis_attribute, compute_dtype, contiguous, float_input, int_attribute, product,
-    rounded_to,
+    at_least_rank, axis_attribute, compute_dtype, contiguous, float_input, int_attribute, kernel_storage,
+    product, rounded_to,
 )
 from . import _isa
 from ._transpose import inverse, moved_axes
-from .normalization import _kernel_storage
 from .reference import _row_divide as _reference_rowdivide
 
 _DIVIDE_BY_STD, _DIVIDE_BY_L1, _DIVIDE_BY_L2 = 0, 1, 2
@@ -85,7 +84,7 @@ def _columns(plan, n_threads):
 
 def _compute(plan, mode, n_threads, all_outputs):
     X = plan.X
-    storage = _kernel_storage(X.dtype, compute_dtype(X.dtype))
+    storage = kernel_storage(X.dtype, compute_dtype(X.dtype))
     front = _order(plan)
     if front is not None:
         outputs = _columns(plan, n_threads)

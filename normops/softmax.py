@@ -11,10 +11,9 @@ import numpy as np
 from . import _config, _isa
 from ._transpose import inverse, moved_axes
 from ._registry import OpDef, register
-from .normalization import _kernel_storage
 from ._validate import (
-    array_input, at_least_rank, axes_argument, axis_attribute, compute_dtype, contiguous, float_input, product,
-    rounded_to,
+    array_input, at_least_rank, axes_argument, axis_attribute, compute_dtype, contiguous, float_input,
+    kernel_storage, product, rounded_to,
 )
 from .reference import _softmax as _reference_softmax
 
@@ -72,7 +71,7 @@ def _run_rows(x, rows, cols, kind, mode, n_threads):
 def _compute(plan, mode, n_threads, all_outputs):
     # float16/bfloat16 rows go to the kernel as they are: it widens and
     # rounds back itself (docs/specification.md §4.2)
-    x = rows_view(plan.X, plan.axis, plan.moved, _kernel_storage(plan.X.dtype, plan.compute_dtype), n_threads)
+    x = rows_view(plan.X, plan.axis, plan.moved, kernel_storage(plan.X.dtype, plan.compute_dtype), n_threads)
     y = _run_rows(x, plan.rows, plan.cols, _KINDS[plan.op.op_type], mode, n_threads)
     return [_restore(y, plan, n_threads)]
 
@@ -196,7 +195,7 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     axes = axes_argument(name, x.ndim, axis, "x")
     kept = [a for a in range(x.ndim) if a not in axes]
     front = kept + list(axes)
-    moved = moved_axes(x, front, _kernel_storage(x.dtype, compute_dtype(x.dtype)), n_threads)
+    moved = moved_axes(x, front, kernel_storage(x.dtype, compute_dtype(x.dtype)), n_threads)
     rows, cols = product(moved.shape[:len(kept)]), product(moved.shape[len(kept):])
     y = _run_rows(moved, rows, cols, kind, mode, n_threads)
     y = rounded_to(moved_axes(y, inverse(front), None, n_threads), x.dtype)

@@ -156,8 +156,8 @@ def test_progress_without_tqdm(monkeypatch):
 
 
 def test_benchmark_batch_measurement_small():
-    from normops.benchmark import batch as bench_batch
-    from normops.benchmark.cli import build_parser
+    from normops_tools.benchmark import batch as bench_batch
+    from normops_tools.benchmark.cli import build_parser
 
     got = bench_batch.measure_batch(workers=(2,), arrays=3, rows=4, cols=64, repeats=1)
     assert got["workers"] == [1, 2]
@@ -173,7 +173,7 @@ def test_benchmark_batch_measurement_small():
 
 def test_benchmark_pool_measurement_small():
     from normops import _isa
-    from normops.benchmark import batch as bench_batch
+    from normops_tools.benchmark import batch as bench_batch
 
     loaded = _isa.kernels
     got = bench_batch.measure_pool(pools=(1, 3, 2), rounds=2, calls=6, rows=16, cols=64)
@@ -257,7 +257,7 @@ def test_kernels_release_the_gil(name):
 
 
 def test_bench_batch_in_results_and_page(tmp_path):
-    from normops.benchmark import report, runner
+    from normops_tools.benchmark import report, runner
 
     res = runner.bench(cases="^LayerNormalization_32x64$", dtypes="float32", threads=1,
                        runtimes="normops-exact", quick=True, overhead=False, batch=True, out=tmp_path)

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normops import benchmark
-from normops.benchmark import bandwidth, cases, report, runner
-from normops.benchmark.runtimes import DEFAULT_RUNTIMES, RUNTIMES, build_onnx_model
+from normops_tools import benchmark
+from normops_tools.benchmark import bandwidth, cases, report, runner
+from normops_tools.benchmark.runtimes import DEFAULT_RUNTIMES, RUNTIMES, build_onnx_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = r"^LayerNormalization_32x64$|^RMSNormalization_2x8x16_axis1$"
@@ -194,7 +194,7 @@ def test_report_module_renders_page(cli_run, tmp_path):
     _, out = cli_run
     page, png = tmp_path / "docs" / "performance.md", tmp_path / "docs" / "perf_vs_ort.png"
     proc = subprocess.run(
-        [sys.executable, "-m", "normops.benchmark.report", str(out / "results.json"),
+        [sys.executable, "-m", "normops_tools.benchmark.report", str(out / "results.json"),
          "--page", str(page)],
         capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -250,7 +250,7 @@ def test_worker_protocol():
             "jobs": [{"case": "RMSNormalization_8x32", "dtype": "float32"}]}
     env = _env()
     env["OMP_NUM_THREADS"] = "1"
-    proc = subprocess.run([sys.executable, "-m", "normops.benchmark.worker"],
+    proc = subprocess.run([sys.executable, "-m", "normops_tools.benchmark.worker"],
                           input=json.dumps(spec), capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -263,7 +263,7 @@ def test_worker_protocol():
 
 
 def test_measure_batches_fast_calls():
-    from normops.benchmark.worker import measure
+    from normops_tools.benchmark.worker import measure
 
     calls = []
     r = measure(lambda: calls.append(1), warmup=3, repeat=20, budget=5.0)  # the samples, not the budget, end it
@@ -289,7 +289,7 @@ def test_runtime_names():
 
 
 def test_interleave_alternates_calls():
-    from normops.benchmark.worker import interleave
+    from normops_tools.benchmark.worker import interleave
 
     log = []
 
@@ -312,7 +312,7 @@ def test_interleave_alternates_calls():
 
 
 def test_busy_core_is_stopped_on_error():
-    from normops.benchmark.busy import busy_core
+    from normops_tools.benchmark.busy import busy_core
 
     with pytest.raises(KeyboardInterrupt):
         with busy_core() as info:
@@ -380,7 +380,7 @@ def stored_page(tmp_path_factory):
     """The page and its figures rendered once from the stored results."""
     if not HAVE_MPL:
         pytest.skip("matplotlib not installed")
-    from normops.benchmark import figures
+    from normops_tools.benchmark import figures
 
     out = tmp_path_factory.mktemp("page")
     data = report.load(STORED)
@@ -389,7 +389,7 @@ def stored_page(tmp_path_factory):
 
 
 def test_figures_from_stored_results(stored_page):
-    from normops.benchmark import figures
+    from normops_tools.benchmark import figures
 
     _, tmp_path, drawn = stored_page
     data = report.load(STORED)
@@ -455,7 +455,7 @@ def test_every_table_of_the_page_is_well_formed(stored_page):
 
 
 def test_markdown_table_rows_must_match_the_header():
-    from normops._markdown import table
+    from normops_tools._markdown import table
 
     assert table(["case", "µs"], [["a", "1.0"]]) == ["| case | µs |", "| --- | ---: |", "| a | 1.0 |"]
     assert table(["n", "x"], [], left=0)[1] == "| ---: | ---: |"

@@ -1,8 +1,8 @@
-"""The scaling section of the performance page (normops.benchmark.scaling):
+"""The scaling section of the performance page (normops_tools.benchmark.scaling):
 its tables, verdicts and figure from stored results."""
 import pytest
 
-from normops.benchmark import scaling
+from normops_tools.benchmark import scaling
 
 
 def result(b2b, idle=None):

@@ -1,4 +1,4 @@
-"""The differential comparison with ONNX Runtime (normops.compare_ort)."""
+"""The differential comparison with ONNX Runtime (normops_tools.compare_ort)."""
 
 import dataclasses
 import re
@@ -10,7 +10,8 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import normops  # noqa: E402
-from normops import _registry, compare_ort as co, conformance  # noqa: E402
+from normops import _registry  # noqa: E402
+from normops_tools import compare_ort as co, conformance  # noqa: E402
 
 SEED = 20261130
 

@@ -1,6 +1,6 @@
 """The ONNX backend node test cases, run through normops in both flavours.
 
-The cases and the comparison live in ``normops.conformance``; this module
+The cases and the comparison live in ``normops_tools.conformance``; this module
 runs every served case as its own test and checks the harness itself.
 """
 
@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("onnx")
 
 import normops  # noqa: E402
-from normops import conformance  # noqa: E402
+from normops_tools import conformance  # noqa: E402
 
 ALL_CASES = conformance.discover()
 SERVED = [c for c in ALL_CASES if c.served]

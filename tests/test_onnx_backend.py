@@ -2,7 +2,7 @@
 the node test cases of the served operators through ``normops.onnx.Backend``,
 in the exact and the fast flavour.
 
-Which cases run is decided by ``normops.conformance``: a served case runs; a
+Which cases run is decided by ``normops_tools.conformance``: a served case runs; a
 case of a served operator that normops does not serve (an expanded function
 body...) is skipped with the reason the conformance table gives. As in
 tests/test_conformance.py, an UnsupportedError at run time (an unserved
@@ -20,7 +20,7 @@ pytest.importorskip("onnx")
 import onnx.backend.test  # noqa: E402
 
 import normops  # noqa: E402
-from normops import conformance  # noqa: E402
+from normops_tools import conformance  # noqa: E402
 from normops.onnx import ExactBackend, FastBackend  # noqa: E402
 
 MUST_SERVE = ("LayerNormalization", "RMSNormalization")

@@ -487,7 +487,7 @@ def test_the_types_normops_refuses_are_the_ones_the_session_sends_away():
     """For every served operator and version, every type ONNX allows for its
     first input is served, except those of _TYPES_NOT_SERVED, which raise
     UnsupportedError: the rule the session decides placement by."""
-    from normops.compare_ort import GENERATORS, Gen
+    from normops_tools.compare_ort import GENERATORS, Gen
     from normops.onnx._session import _TYPES_NOT_SERVED, _type_string
 
     generators = {(g.domain, g.op_type): g for g in

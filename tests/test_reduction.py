@@ -468,7 +468,7 @@ def test_inputs_are_not_modified_and_any_layout_is_accepted():
 
 
 def test_every_reduce_node_case_is_served():
-    conformance = pytest.importorskip("normops.conformance")
+    conformance = pytest.importorskip("normops_tools.conformance")
     pytest.importorskip("onnx")
     cases = [c for c in conformance.discover(r"^test_reduce_") if "_expanded" not in c.name]
     assert len(cases) > 80

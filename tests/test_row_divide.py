@@ -205,7 +205,7 @@ def test_against_onnxruntime():
 
 def test_onnx_backend_node_cases_pass_in_both_flavours():
     pytest.importorskip("onnx")
-    from normops import conformance
+    from normops_tools import conformance
 
     cases = [c for c in conformance.discover("mvn|normalization_axis|lpnormalization") if c.served]
     assert {c.op_type for c in cases} == {MVN, LP} and len(cases) >= 7

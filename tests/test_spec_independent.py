@@ -99,7 +99,7 @@ def _named_function(op_type):
 def _cases():
     """compare-ort's cases: every served version in one dtype (float32 where
     the version takes it), and the newest version in every dtype."""
-    compare_ort = pytest.importorskip("normops.compare_ort")
+    compare_ort = pytest.importorskip("normops_tools.compare_ort")
     cases = []
     for domain, op_type in _registry.served_operators():
         gen = compare_ort.GENERATORS[(domain, op_type)]
@@ -122,7 +122,7 @@ def _cases():
 
 def test_every_operator_through_every_route(reference_off):
     onnx = pytest.importorskip("onnx")
-    from normops import compare_ort
+    from normops_tools import compare_ort
     from normops.onnx import InferenceSession
 
     served = {op for _, op in _registry.served_operators()}

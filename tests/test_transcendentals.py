@@ -14,7 +14,7 @@ import pytest
 import normops
 import normops._isa as isa
 from normops import InvalidInputError
-from normops import verify_transcendentals as vt
+from normops_tools import verify_transcendentals as vt
 
 mpmath = pytest.importorskip("mpmath")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import normops._isa
-from normops import verify_platform as vp
+from normops_tools import verify_platform as vp
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +61,7 @@ def test_suite_is_the_same_at_every_isa_level():
     digests = {}
     for level in normops._isa.available_levels():
         env = dict(os.environ, NORMOPS_ISA=level, PYTHONPATH=str(ROOT))
-        digests[level] = vp.run_suite([sys.executable, "-m", "normops.verify_platform", "--print-suite",
+        digests[level] = vp.run_suite([sys.executable, "-m", "normops_tools.verify_platform", "--print-suite",
                                        "--only", "ormalization/float"], env, str(ROOT))
     first = next(iter(digests.values()))
     assert first

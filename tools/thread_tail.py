@@ -14,7 +14,7 @@ on one core for the run (and stops it). The targets (docs/performance-analysis.m
 quiet, new medians no slower than old.
 
 ``--pool`` measures the thread budget instead, with each build in turn
-(normops.benchmark.batch.measure_pool, which the performance page runs on
+(normops_tools.benchmark.batch.measure_pool, which the performance page runs on
 the loaded build): P Python threads (one persistent, warmed-up pool each)
 calling LayerNormalization 1024x4096 at the default thread count, against
 the same calls made one after another; the same with n_threads=1 for
@@ -60,9 +60,9 @@ def cases():
 
 
 def pool_rounds(builds, pools, rounds, calls):
-    """The thread budget's throughput (normops.benchmark.batch.measure_pool)
+    """The thread budget's throughput (normops_tools.benchmark.batch.measure_pool)
     with each build in turn."""
-    from normops.benchmark.batch import measure_pool, pool_lines
+    from normops_tools.benchmark.batch import measure_pool, pool_lines
 
     for line in pool_lines(measure_pool(pools, rounds=rounds, calls=calls, builds=builds)):
         print("  " + line)

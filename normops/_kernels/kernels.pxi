@@ -167,9 +167,11 @@ include "normalization_api.pxi"
 include "row_divide.pxi"
 include "transcendental.pxi"
 include "softmax.pxi"
+include "activation.pxi"
 include "reduction.pxi"
 include "numpy_style.pxi"
-include "argcum.pxi"
+include "arg_reduce.pxi"
+include "cumulative.pxi"
 include "gelu.pxi"
 include "transpose.pxi"
 include "route.pxi"
@@ -202,6 +204,13 @@ cdef Py_ssize_t shape_size(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=1) except -1
     if size > PY_SSIZE_T_MAX:
         raise ValueError(f"kernel shape {a} x {b} x {c} is too large")
     return <Py_ssize_t>size
+
+
+cdef int outer_n_inner_check(Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner) except -1:
+    """The outer x n x inner view of an axis kernel (ArgMax, CumSum, ...)."""
+    if outer < 0 or n < 0 or inner < 0:
+        raise ValueError("outer, n and inner must be >= 0")
+    return 0
 
 
 cdef inline void* data_or_null(object a):

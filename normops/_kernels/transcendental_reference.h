@@ -1,6 +1,6 @@
 /* Verification only: (float) expl(x), (float) logl(x) and (float) log1pl(x)
  * in x86 long double (64-bit significand), the reference of the exhaustive
- * check of exp32, log32 and log1p32 (normops/verify_transcendentals.py). The only libm calls in
+ * check of exp32, log32 and log1p32 (normops_tools/verify_transcendentals.py). The only libm calls in
  * normops; no operator uses them.
  *
  * glibc's expl/logl err by about one long-double ulp, 2^-40 float32 ulp,

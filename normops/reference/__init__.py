@@ -15,13 +15,10 @@ __all__ = ["run", "sum16", "canonical_nan", "layer_normalization", "rms_normaliz
            "mean_variance_normalization", "lp_normalization",
            "instance_normalization", "group_normalization", "batch_normalization"]
 
-from ._argcum import arg_reduce, cum_sum  # noqa: E402  (ArgMax, ArgMin, CumSum)
+from ._arg_reduce import arg_reduce  # noqa: E402  (ArgMax, ArgMin)
+from ._cumulative import cum_prod, cum_sum  # noqa: E402  (CumSum, CumProd)
 
-__all__ += ["arg_reduce", "cum_sum"]
-
-from ._argcum import cum_prod  # noqa: E402  (CumProd)
-
-__all__ += ["cum_prod"]
+__all__ += ["arg_reduce", "cum_sum", "cum_prod"]
 
 
 def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n_threads=None):

@@ -3,13 +3,13 @@
 
 erf32 and tanh32 are modelled operation by operation (``_poly32``).
 erf64/tanh64 (float64) are normops' own kernels: as for exp32 in
-``_softmax``, a model of the arithmetic around them, not of the functions
+``_transcendental``, a model of the arithmetic around them, not of the functions
 themselves.
 """
 import numpy as np
 
 from ._poly32 import erf32, tanh32
-from ._softmax import _apply
+from ._transcendental import apply as _apply
 from ._sum16 import canonical_nan
 
 #: the constants, as Python floats (rounded once more to float32 for float32)

@@ -20,14 +20,12 @@ import numpy as np
 from ._reduction import KINDS, MAX_NAN, PROD, SUM, arranged, identity, output_shape
 from ._reduction import accumulate as _accumulate
 from ._reduction import reduce as _reduce
-from ._softmax import _apply, _exp, _log
 from ._sum16 import canonical_nan, sum16
+from ._transcendental import exp as _exp
+from ._transcendental import log as _log
+from ._transcendental import log1p as _log1p
 
 __all__ = ["masked_reduce", "mean", "var", "std", "logsumexp"]
-
-
-def _log1p(a):
-    return _apply(a, "log1p32_into", "log1p64_into")
 
 
 def _work(dtype):

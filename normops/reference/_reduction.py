@@ -8,14 +8,15 @@ accumulation (``accumulate``) and the finishing step, as
 and never calls it; the tests compare the two bit for bit.
 
 Arithmetic stays in the data's float dtype (one rounded NumPy operation per
-step); exp and log are normops' own (see ``_softmax``).
+step); exp and log are normops' own (see ``_transcendental``).
 """
 import math
 
 import numpy as np
 
 from .._spec import BLOCK_TERMS, LONG_TERMS  # plain numbers: docs/specification.md §11.4
-from ._softmax import _exp, _log
+from ._transcendental import exp as _exp
+from ._transcendental import log as _log
 from ._sum16 import canonical_nan, sum16
 
 # Accumulations (the kernels' op codes, reduction.h).

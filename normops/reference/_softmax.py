@@ -1,32 +1,14 @@
 """Executable specification of Softmax, LogSoftmax and Hardmax on rows
 (docs/specification.md §9).
 
-The exponential and logarithm are normops' own exp32/log32 (float32,
-correctly rounded, proven over all 2^32 inputs by ``python -m normops
-verify-transcendentals``) and exp64/log64 (float64): a model of the
-arithmetic around them, not of the functions themselves.
+The exponential and logarithm are normops' own (``_transcendental``): a
+model of the arithmetic around them, not of the functions themselves.
 """
 import numpy as np
 
 from ._sum16 import canonical_nan, sum16
-
-
-def _apply(a, float32_kernel, float64_kernel):
-    """normops' own function (a kernel entry point name) over an array."""
-    from .. import _isa
-
-    out = np.empty_like(a)
-    name = float32_kernel if a.dtype == np.float32 else float64_kernel
-    getattr(_isa.kernels, name)(a.reshape(-1), out.reshape(-1), 1)
-    return out
-
-
-def _exp(a):
-    return _apply(a, "exp32_into", "exp64_into")
-
-
-def _log(a):
-    return _apply(a, "log32_into", "log64_into")
+from ._transcendental import exp as _exp
+from ._transcendental import log as _log
 
 
 def nan_rows(x):
@@ -56,11 +38,3 @@ def rows(x, op_type):
             y = d - _log(s)                         # LogSoftmax: d - log(sum)
     y[nan_rows(x)] = np.nan                         # step 1
     return canonical_nan(y)
-
-
-def sigmoid(x):
-    """Sigmoid (docs/specification.md §10.1): 1 / (1 + exp(-x)), both operations
-    rounded, NaN canonical."""
-    one = x.dtype.type(1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return canonical_nan(one / (one + _exp(-x)))

@@ -3,7 +3,7 @@ their timings into one row per case x dtype x threads.
 
 The driver itself imports no runtime (only NumPy, and normops for its
 configuration report); every timing happens in a child process running
-`normops.benchmark.worker`, one runtime and one thread count per process.
+`normops_tools.benchmark.worker`, one runtime and one thread count per process.
 """
 
 from __future__ import annotations
@@ -283,7 +283,7 @@ class _Progress:
 
 
 def _package_root() -> str:
-    import normops.benchmark as pkg
+    import normops_tools.benchmark as pkg
 
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(pkg.__file__))))
 
@@ -302,7 +302,7 @@ def _run_worker(spec: dict, python: str, timeout: float) -> dict:
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
         proc = subprocess.run(
-            [python, "-m", "normops.benchmark.worker"],
+            [python, "-m", "normops_tools.benchmark.worker"],
             input=json.dumps(spec),
             capture_output=True,
             text=True,
@@ -368,7 +368,7 @@ def bench(
     cases : None, str or sequence
         None for every registered case, a regular expression searched in the
         case names, or a sequence of names / `Case` objects. Workers are fresh
-        processes that look cases up by name in `normops.benchmark.cases`, so a
+        processes that look cases up by name in `normops_tools.benchmark.cases`, so a
         case must be registered there (in that module) to be measured.
     dtypes : None, str or sequence of str
         Restrict to these dtypes ("float32,float16" or a list).
@@ -385,7 +385,7 @@ def bench(
         not a measurement.
     bandwidth : bool
         Measure read/copy bandwidth first and report each case's fraction
-        of the copy limit (see `normops.benchmark.bandwidth`).
+        of the copy limit (see `normops_tools.benchmark.bandwidth`).
     rounds : int
         Processes per runtime per case; the runtime order is reversed every
         other round (A B C, C B A, ...). Default 2.
@@ -399,25 +399,25 @@ def bench(
         Progress bar on stderr.
     out : path, optional
         Write results.json, results.csv, results.md and the figures
-        (`normops.benchmark.figures`) there.
+        (`normops_tools.benchmark.figures`) there.
     batch : bool
         Also measure ``normops.map_batch`` throughput at 1 and 2 workers,
         and calls from 2 and 4 Python threads against serial calls (see
-        `normops.benchmark.batch`), in ``meta["batch"]`` (``["pool"]``).
+        `normops_tools.benchmark.batch`), in ``meta["batch"]`` (``["pool"]``).
     scaling : bool
         Also measure 1 thread against 2 per case, back to back and after
         idle gaps, under both OpenMP wait policies (one process each:
-        `normops.benchmark.scaling`), in ``meta["scaling"]``.
+        `normops_tools.benchmark.scaling`), in ``meta["scaling"]``.
     interleave : bool
         Every runtime in ONE process per thread count, their calls
         alternated (A B C, B C A, ...) with idle threads sleeping on both
         sides (ONNX Runtime ``allow_spinning`` 0, ``OMP_WAIT_POLICY`` =
-        PASSIVE); see `normops.benchmark.worker.interleave`. Rows gain
+        PASSIVE); see `normops_tools.benchmark.worker.interleave`. Rows gain
         ``<rt>_p90_us``, ``state`` ("quiet"), ``group`` and ``family``;
         `repeat` counts rounds and `budget` is per case (`INTERLEAVE`).
     busy_core : None, True or str
         With `interleave`: measure again, with another process spinning on
-        one core (`normops.benchmark.busy.busy_core`), the selected cases
+        one core (`normops_tools.benchmark.busy.busy_core`), the selected cases
         matching this regular expression (True: those of `BUSY_CASES`, if
         any is selected); those rows have ``state`` "busy". The busy process
         is stopped in every case.
@@ -430,7 +430,7 @@ def bench(
     -------
     BenchResults
         A list with one dict per case x dtype x threads (see
-        `normops.benchmark.report.columns`), plus `.meta`.
+        `normops_tools.benchmark.report.columns`), plus `.meta`.
     """
     if interleave:
         return _bench_interleaved(

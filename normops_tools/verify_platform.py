@@ -134,11 +134,10 @@ class Workdir:
 
 def source_root():
     """The checkout holding setup.py and the kernel sources."""
-    here = Path(__file__).resolve().parent
-    root = here.parent
-    if not (root / "setup.py").exists() or not (here / "_kernels" / "isa_baseline.pyx").exists():
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "setup.py").exists() or not (root / "normops" / "_kernels" / "isa_baseline.pyx").exists():
         raise PlatformError("verify-platform needs a source checkout of normops (setup.py and "
-                            f"normops/_kernels/*.pyx), not found beside {here}")
+                            f"normops/_kernels/*.pyx), not found in {root}")
     return root
 
 
@@ -269,8 +268,9 @@ def build(work, *, openmp=True, extra_flags=()):
     # the staged package: this checkout's Python files and the aarch64 module
     # (copied over, not removed first: a run still going keeps its files)
     work.stage = build_dir / "stage"
-    shutil.copytree(pkg, work.stage / "normops", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__", "*.pyx", "*.pxi", "*.h", "*.pxd"))
+    for name in ("normops", "normops_tools"):  # the library and this tool, run there too
+        shutil.copytree(root / name, work.stage / name, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__", "*.pyx", "*.pxi", "*.h", "*.pxd"))
     staged = work.stage / "normops" / "_kernels" / target.name
     if not staged.exists() or staged.read_bytes() != target.read_bytes():
         # a new file renamed into place: a run still going has the old one mapped
@@ -306,7 +306,7 @@ PASSES = QUICK_STRIDE
 def pass_outputs(function, offset, n_threads=0):
     """``function``32 (exp, log, erf, tanh) on pass ``offset``'s inputs, as
     uint32 patterns, by the kernels this process imports."""
-    from . import _config, _isa
+    from normops import _config, _isa
     kernels = _isa.kernels
     n_threads = n_threads or _config.resolve_threads(None, "verify-platform")
     count = (ALL_PATTERNS - 1 - offset) // PASSES + 1
@@ -377,7 +377,7 @@ def _case_list():
         cases.append((name, call, inputs))
 
     def onnx(name, op, inputs, attributes=None, opset=None, domain=""):
-        from . import _registry
+        from normops import _registry
         add(f"{op}/{name}", inputs,
             lambda t: _registry.run(op, inputs, attributes, opset=opset, domain=domain, mode="exact", n_threads=t))
 
@@ -511,7 +511,7 @@ def digest_suite(threads=SUITE_THREADS, only=None, report=None):
     """Run every case at every thread count: {case name: (inputs digest,
     outputs digest)}. A case that raises digests its error's type and text
     (both sides must raise the same)."""
-    from . import _config
+    from normops import _config
     results = {}
     for name, call, inputs in _case_list():
         if only and only not in name:
@@ -535,7 +535,7 @@ def digest_suite(threads=SUITE_THREADS, only=None, report=None):
 
 def _print_suite(args):
     """(the child process of each side) print the suite's digests"""
-    from . import _info
+    from normops import _info
     info = _info.build_info()
     print(f"platform {info['machine']} isa={info['isa']} openmp={info['openmp']} numpy={info['numpy']} "
           f"python={info['python']}", flush=True)
@@ -613,8 +613,8 @@ def _compare_suites_on_all(work, only):
     """The digest suite at each host ISA level and on aarch64, compared
     with the first host level; True when a case differs, None on a failed
     run."""
-    from . import _isa
-    args = ["-m", "normops.verify_platform", "--print-suite"] + (["--only", only] if only else [])
+    from normops import _isa
+    args = ["-m", "normops_tools.verify_platform", "--print-suite"] + (["--only", only] if only else [])
     suites = {}
     try:
         for level in _isa.available_levels():  # each level in its own process, as the emulated one
@@ -641,7 +641,8 @@ def _compare_transcendentals(work, functions, passes):
     """Each pass of each function on aarch64 against the host's (and pass
     0 against the recorded --quick digest); True when one differs or the
     run fails."""
-    from . import _isa, verify_transcendentals as vt
+    from normops import _isa
+    from . import verify_transcendentals as vt
     first, stop = passes
     total = stop - first
     print(f"verify-platform: {', '.join(f + '32' for f in functions)} on aarch64, passes {first}..{stop - 1} of "
@@ -669,7 +670,7 @@ def _compare_transcendentals(work, functions, passes):
                   f"{len(st['differ'])} differ ({st['seconds']:.0f} s under emulation)", flush=True)
 
     try:
-        _stream(*emulated_command(work, ["-m", "normops.verify_platform", "--emulated-transcendentals",
+        _stream(*emulated_command(work, ["-m", "normops_tools.verify_platform", "--emulated-transcendentals",
                                          "--functions", ",".join(functions), "--passes", f"{first}:{stop}"]),
                 on_line=on_line)
     except PlatformError as exc:
@@ -736,7 +737,7 @@ def main(argv=None):
     except PlatformError as exc:
         print(f"verify-platform: {exc}", file=sys.stderr)
         return 2
-    from . import _isa
+    from normops import _isa
     print(f"verify-platform: host {platform.machine()} (ISA levels {', '.join(_isa.available_levels())}), "
           f"aarch64 build in {work.root}", flush=True)
     failed = False

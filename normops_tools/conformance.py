@@ -71,7 +71,7 @@ def _onnx():
         import onnx.numpy_helper
     except ImportError as exc:
         raise ImportError(
-            "normops.conformance needs the optional 'onnx' package (onnx==1.22.0); "
+            "normops_tools.conformance needs the optional 'onnx' package (onnx==1.22.0); "
             "install it with the 'test' extra: pip install 'normops[test]'"
         ) from exc
     return onnx

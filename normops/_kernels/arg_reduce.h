@@ -26,8 +26,8 @@
  * find_nan (NumPy's rule, the first NaN wins) also reports the first NaN.
  * normops_argtile_* scans the column layout (sequences side by side in
  * memory), see N##_tile. Only comparisons: no arithmetic on the data. */
-#ifndef NORMOPS_ARGSCAN_H
-#define NORMOPS_ARGSCAN_H
+#ifndef NORMOPS_ARG_REDUCE_H
+#define NORMOPS_ARG_REDUCE_H
 
 #include <stdint.h>
 #include "sum16.h"

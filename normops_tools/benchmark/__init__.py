@@ -1,11 +1,11 @@
 """Benchmarks of normops against ONNX Runtime, NumPy and torch.
 
-``python -m normops bench`` (or ``normops.benchmark.main(argv)``) on the
+``python -m normops bench`` (or ``normops_tools.benchmark.main(argv)``) on the
 command line, `bench()` from Python. Each runtime is timed in its own
 worker processes, or, with ``interleave=True`` (``--interleave``), every
 runtime in one worker process per thread count, their calls alternated; see
-`normops.benchmark.runner.bench` for the protocols,
-`normops.benchmark.cases` to add cases and `normops.benchmark.figures` for
+`normops_tools.benchmark.runner.bench` for the protocols,
+`normops_tools.benchmark.cases` to add cases and `normops_tools.benchmark.figures` for
 the charts. Nothing heavy is imported here.
 """
 

@@ -133,7 +133,7 @@ def run_policies(quick=False, case=None, rounds=15, calls=5, idle_calls=20, pyth
         env.pop("OMP_WAIT_POLICY", None)
         if policy:
             env["OMP_WAIT_POLICY"] = policy
-        argv = [python, "-m", "normops.benchmark.scaling", "--worker", "--rounds", str(rounds),
+        argv = [python, "-m", "normops_tools.benchmark.scaling", "--worker", "--rounds", str(rounds),
                 "--calls", str(calls), "--idle-calls", str(idle_calls)]
         if quick:
             argv.append("--quick")
@@ -147,7 +147,7 @@ def run_policies(quick=False, case=None, rounds=15, calls=5, idle_calls=20, pyth
 
 def lines(scaling):
     """Markdown: the method, one table per wait policy, and the verdict."""
-    from normops._markdown import table
+    from normops_tools._markdown import table
 
     out = [f"Method: {scaling['method']} Load average {scaling['load_start']:.2f} at start, "
            f"{scaling['load_end']:.2f} at end.", ""]

@@ -259,7 +259,7 @@ def extract_section(page: str) -> str | None:
 
 
 def _default_page() -> Path | None:
-    from normops import conformance
+    from normops_tools import conformance
 
     return conformance._default_output()
 

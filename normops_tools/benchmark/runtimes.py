@@ -2,7 +2,7 @@
 
 A runtime turns a `Case` and its inputs into a zero-argument callable that
 computes the node once. Runtimes are only set up inside a worker process
-(`normops.benchmark.worker`), one runtime and one thread count per process,
+(`normops_tools.benchmark.worker`), one runtime and one thread count per process,
 so that importing one (ONNX Runtime's spinning thread pool, torch's OpenMP
 pool) cannot slow down another.
 """

@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from . import _config, _isa
+from normops import _config, _isa
 
 ALL_PATTERNS = 1 << 32
 FUNCTIONS = ("exp", "log")

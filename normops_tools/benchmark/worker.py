@@ -1,6 +1,6 @@
 """One benchmark process: one runtime, one thread count, some cases.
 
-Run as ``python -m normops.benchmark.worker`` with a JSON spec on stdin::
+Run as ``python -m normops_tools.benchmark.worker`` with a JSON spec on stdin::
 
     {"runtime": "onnxruntime", "threads": 2, "seed": 0,
      "warmup": 50, "repeat": 1000, "budget": 0.3, "min_samples": 5,

@@ -1,7 +1,0 @@
-"""``python -m normops.benchmark`` = ``python -m normops bench``."""
-
-import sys
-
-from .cli import main
-
-sys.exit(main(sys.argv[1:]))
