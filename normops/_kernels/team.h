@@ -27,8 +27,10 @@
  *      the calling thread's last parallel loop ended, in powers of two of
  *      microseconds (OpenMP's threads spin for a while after a loop, then
  *      sleep, and a CPU left idle long enough may have to be won back);
- *      gaps of 1 ms or more apart by whether the caller spent them idle
- *      (both cores idle: milliseconds on a VM) or busy (tens of µs);
+ *      gaps of 1 ms or more apart by whether the caller idled lately
+ *      (both cores idle: milliseconds on a VM) or kept busy (tens of µs):
+ *      busy if it planned a loop in the last millisecond, else if it was
+ *      on the CPU half the time since its last reading (normops_caller_idled);
  *   j  the cost of each thread beyond the second: half the least L
  *      measured (the team at its quickest), unless pinned.
  *
