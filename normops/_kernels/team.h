@@ -31,6 +31,8 @@
  *      (both cores idle: milliseconds on a VM) or kept busy (tens of µs):
  *      busy if it planned a loop in the last millisecond, else if it was
  *      on the CPU half the time since its last reading (normops_caller_idled);
+ *      a wake-up of 1 ms or more after such a gap counts as an idle gap's
+ *      (only the host giving back an idle vCPU takes that long);
  *   j  the cost of each thread beyond the second: half the least L
  *      measured (the team at its quickest), unless pinned.
  *
@@ -41,7 +43,8 @@
  * thread. L for a gap is the lower median of its last five measurements:
  * a loop that the host happened to hold up does not decide alone. Where L is not yet known for a gap, the nearest shorter
  * gap's stands in, so the first such loop measures it. A gap found slow
- * is tried again now and then (within a burst of calls, once what a
+ * is tried again now and then (within a burst of calls, calls at most
+ * 2 ms + 8 W apart, once what a
  * quick team would have saved adds up to the gap's L; between single
  * calls every 64th loop, rarer where L is large against W), so a team
  * that has become fast is noticed.
@@ -71,6 +74,7 @@ enum {
 #define NORMOPS_GAP_BUCKETS 24   /* gaps < 1 µs, [1, 2) µs, ... [2^21, 2^22) µs, >= 2^22 µs or none */
 #define NORMOPS_IDLE_FROM_BUCKET 11  /* gaps from 1 ms on are told apart by whether the caller idled */
 #define NORMOPS_IDLE_FROM_NS (1000LL << (NORMOPS_IDLE_FROM_BUCKET - 1))
+#define NORMOPS_BURST_GAP_NS 2000000LL  /* calls this close (plus 8 W) are a burst */
 #define NORMOPS_WAKE_SLOTS (2 * NORMOPS_GAP_BUCKETS)  /* busy gaps, then idle ones */
 #define NORMOPS_LEVELS 3         /* baseline, AVX2, AVX-512 */
 #define NORMOPS_WAKE_SEEN 5
@@ -440,7 +444,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
          * between single calls, every 64th, and rarer where L is large
          * against W (retries then cost at most a sixteenth of W). */
         l_now = 1000.0 * (double)normops_wake_estimate(bucket);
-        if (normops_last_slow_ns >= 0 && now - normops_last_slow_ns < 2000000LL + (long long)(w / 1000.0)) {
+        if (normops_last_slow_ns >= 0 && now - normops_last_slow_ns < NORMOPS_BURST_GAP_NS + (long long)(w / 125.0)) {
             l_quick = 1000.0 * (double)normops_wake_least();
             if (l_quick > 1000.0 * (double)NORMOPS_WAKE_PRIOR_NS)
                 l_quick = 1000.0 * (double)NORMOPS_WAKE_PRIOR_NS;
@@ -533,6 +537,10 @@ static inline void normops_team_learn(int n, long long took_ns) {
     obs = t >= w_ns ? (long long)t : (long long)((n * t - w_ns) / (n - 1));
     if (obs < 0)
         obs = 0;
+    /* a wake-up of a millisecond or more is the host giving back a vCPU
+     * that idled, whatever the caller did just before: an idle gap's */
+    if (b >= NORMOPS_IDLE_FROM_BUCKET && b < NORMOPS_GAP_BUCKETS && obs >= NORMOPS_IDLE_FROM_NS)
+        b += NORMOPS_GAP_BUCKETS;
     normops_wake_learn(b, obs);
 }
 
