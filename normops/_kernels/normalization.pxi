@@ -8,9 +8,9 @@ from libc.math cimport sqrt, sqrtf, NAN, INFINITY
 from libc.float cimport FLT_MAX, DBL_MAX
 
 cdef extern from "normalization_apply.h" nogil:
-    void normops_rownorm_apply_float(const float* x, float* y, const float* scale, const float* bias,
+    void normops_normalize_apply_float(const float* x, float* y, const float* scale, const float* bias,
                                      float mean, float inv, Py_ssize_t n, int check_nan)
-    void normops_rownorm_apply_double(const double* x, double* y, const double* scale, const double* bias,
+    void normops_normalize_apply_double(const double* x, double* y, const double* scale, const double* bias,
                                       double mean, double inv, Py_ssize_t n, int check_nan)
 
 
@@ -122,9 +122,9 @@ cdef inline void normalize_apply(
     cdef Py_ssize_t j
     if in_cache:
         if floating is float:
-            normops_rownorm_apply_float(xr, yr, scale, bias, mean, inv, cols, check_nan)
+            normops_normalize_apply_float(xr, yr, scale, bias, mean, inv, cols, check_nan)
         else:
-            normops_rownorm_apply_double(xr, yr, scale, bias, mean, inv, cols, check_nan)
+            normops_normalize_apply_double(xr, yr, scale, bias, mean, inv, cols, check_nan)
     elif bias != NULL:
         for j in range(cols):
             yr[j] = canonical((((xr[j] - mean) * inv) * scale[j]) + bias[j], check_nan)

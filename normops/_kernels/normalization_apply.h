@@ -5,13 +5,13 @@
  * into normalization.pxi's large row loop, gcc kept the pointers and a copy of
  * each x vector on the stack (seven loads and two stores per 8 elements,
  * about 4.5 cycles on Zen 2 where 2 suffice). y may be x. */
-#ifndef NORMOPS_ROWNORM_APPLY_H
-#define NORMOPS_ROWNORM_APPLY_H
+#ifndef NORMOPS_NORMALIZATION_APPLY_H
+#define NORMOPS_NORMALIZATION_APPLY_H
 
 #include <math.h>
 #include <stddef.h>
 
-#define NORMOPS_DEFINE_ROWNORM_APPLY(T, NAME)                                                          \
+#define NORMOPS_DEFINE_NORMALIZE_APPLY(T, NAME)                                                          \
     __attribute__((noinline)) static void NAME(const T* x, T* y, const T* scale, const T* bias, T mean, \
                                                T inv, ptrdiff_t n, int check_nan) {                     \
         if (bias != NULL && check_nan) {                                                               \
@@ -33,7 +33,7 @@
         }                                                                                              \
     }
 
-NORMOPS_DEFINE_ROWNORM_APPLY(float, normops_rownorm_apply_float)
-NORMOPS_DEFINE_ROWNORM_APPLY(double, normops_rownorm_apply_double)
+NORMOPS_DEFINE_NORMALIZE_APPLY(float, normops_normalize_apply_float)
+NORMOPS_DEFINE_NORMALIZE_APPLY(double, normops_normalize_apply_double)
 
 #endif
