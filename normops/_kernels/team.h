@@ -389,7 +389,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                                     int family) {
     long long now, gap;
     double w;
-    int slow, slow_idle, n, n_idle, bucket, samples, undecided, retry;
+    int slow, slow_busy = 0, slow_idle = 0, n, n_idle, bucket, samples, undecided, retry;
     unsigned due;
     double ratio, l_now, l_quick;
     normops_plan.active = 0;
@@ -423,7 +423,8 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                 slow = slow_idle;
             }
         } else if (slow || slow_idle) {
-            undecided = 1 + slow + 2 * slow_idle;  /* which of the two is slow, told when a retry is due */
+            undecided = 1;  /* which gap this is, told when a retry is due */
+            slow_busy = slow;
             slow = 1;
         }
     }
@@ -463,10 +464,12 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                 normops_retry_scale *= 2.0;
             n = 2;
             if (undecided) {  /* retry only the gap this is, if it is slow */
-                if (normops_caller_idled(now))
+                if (normops_caller_idled(now)) {
                     bucket += NORMOPS_GAP_BUCKETS;
-                if (!((undecided - 1) & (bucket >= NORMOPS_GAP_BUCKETS ? 2 : 1)))
-                    n = 1;
+                    n = slow_idle ? 2 : 1;
+                } else {
+                    n = slow_busy ? 2 : 1;
+                }
             }
         }
     } else if (n > 1) {
