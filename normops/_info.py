@@ -66,6 +66,11 @@ def _print_thread_costs(costs):
                for family, sizes in costs["ns_per_element_by_size"].items()}
     if any(by_size.values()):
         print("  by input size: " + "; ".join(f"{family}: {text}" for family, text in by_size.items() if text))
+    stretch = {family: ", ".join(f"{size} {s:.3g}" for size, s in sizes.items() if s is not None)
+               for family, sizes in costs["stretch_by_size"].items()}
+    print("  team stretch (1: the work shared perfectly) by input size: "
+          + ("; ".join(f"{family}{' (pinned)' if costs['stretch_pinned'][family] else ''}: {text}"
+                       for family, text in stretch.items() if text) or "not measured yet (1)"))
     for kind, key in (("busy", "wake_us"), ("idle", "wake_us_idle")):
         wake = [(gap, us) for gap, us in costs[key].items() if us is not None]
         print(f"  team wake-up by gap since the last team, caller {kind}: "

@@ -15,11 +15,15 @@ A pin is a dict with any of:
   ``FAMILIES``;
 - ``"wake_us"``: a number (the delay for every gap) or ``{gap_us: us}``,
   a step function of the time since the calling thread's last team;
-- ``"join_us"``: the cost of each thread beyond the second.
+- ``"join_us"``: the cost of each thread beyond the second;
+- ``"stretch"``: ``{family: s}``, how much longer than the ideal a team
+  takes over the work it shares (1: perfectly shared; 2 on two threads:
+  no gain, the memory bus), for every input size.
 
 ``NORMOPS_THREAD_COSTS`` holds the same as ``key=value`` pairs separated
 by commas: ``rows=0.2,softmax_exact=0.25,wake_us=40`` or, for a step function,
-``wake_us=0:2;1000:6000`` (2 µs below 1 ms of idle, 6 ms from there).
+``wake_us=0:2;1000:6000`` (2 µs below 1 ms of idle, 6 ms from there), and
+``stretch=reduce:1.8;rows:1.2``.
 
 Thread counts never change a result's bits: the figures only move time.
 """
@@ -32,7 +36,7 @@ from ._spec import ROW_CHUNK_ELEMENTS
 
 ENV_VAR = "NORMOPS_THREAD_COSTS"
 FAMILIES = _isa.kernels.FAMILY_NAMES  # team.h's cost families
-KEYS = ("ns_per_element", "wake_us", "join_us")
+KEYS = ("ns_per_element", "wake_us", "join_us", "stretch")
 #: what show_config reports thresholds for: the gaps of a call in a loop
 #: and of one after idle time
 THRESHOLD_GAPS_US = {"in a loop": (1, False), "after 100 ms idle": (100_000, True)}
@@ -69,6 +73,16 @@ def check_thread_costs(costs, where):
                               for g, v in wake.items()}
     if "join_us" in costs:
         checked["join_us"] = _number(costs["join_us"], "join_us", where)
+    if "stretch" in costs:
+        stretch = costs["stretch"]
+        if not isinstance(stretch, dict) or set(stretch) - set(FAMILIES):
+            raise InvalidInputError(f"{where}: thread_costs['stretch'] must map families of "
+                                    f"{', '.join(FAMILIES)} to a number >= 1, not {stretch!r}")
+        checked["stretch"] = {f: _number(v, f"stretch[{f!r}]", where) for f, v in stretch.items()}
+        low = {f: v for f, v in checked["stretch"].items() if v < 1}
+        if low:
+            raise InvalidInputError(f"{where}: thread_costs['stretch'] values must be >= 1 (a team is never "
+                                    f"faster than its threads' share), not {low!r}")
     return checked
 
 
@@ -81,7 +95,10 @@ def parse_env(text, where=ENV_VAR):
         if not sep:
             raise InvalidInputError(f"{where}: expected key=value, not {item!r}")
         try:
-            if key == "wake_us" and ":" in value:
+            if key == "stretch":
+                costs["stretch"] = {f.strip(): float(v) for f, v in
+                                    (step.split(":") for step in value.split(";") if step.strip())}
+            elif key == "wake_us" and ":" in value:
                 costs["wake_us"] = {float(g): float(v) for g, v in
                                     (step.split(":") for step in value.split(";") if step.strip())}
             elif key in ("wake_us", "join_us"):
@@ -90,7 +107,7 @@ def parse_env(text, where=ENV_VAR):
                 costs.setdefault("ns_per_element", {})[key] = float(value)
             else:
                 raise InvalidInputError(f"{where}: unknown key {key!r}; known: "
-                                        f"{', '.join(FAMILIES + ('wake_us', 'join_us'))}")
+                                        f"{', '.join(FAMILIES + ('wake_us', 'join_us', 'stretch'))}")
         except ValueError:
             raise InvalidInputError(f"{where}: {item!r} does not hold numbers") from None
     return check_thread_costs(costs, where)
@@ -110,7 +127,7 @@ def pin(costs):
     unpins everything."""
     global _pinned
     costs = costs or {}
-    unpin = {"ns_per_element": {}, "wake_us": {}, "join_us": ()}
+    unpin = {"ns_per_element": {}, "wake_us": {}, "join_us": (), "stretch": {}}
     changes = {key: costs[key] if key in costs else unpin[key] for key in KEYS if key in costs or key in _pinned}
     _isa.kernels.pin_thread_costs(**changes)
     _pinned = dict(costs)

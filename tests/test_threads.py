@@ -151,6 +151,42 @@ def test_rms_rows_have_figures_of_their_own(pinned):
     assert plan(elements, "rows_rms", chunk=1024) == 1
 
 
+def test_a_team_that_only_shares_the_memory_bus_is_not_started(pinned):
+    # 4 Mi elements of a reduction at 0.05 ns (W = 210 µs), a team awake in
+    # 15 µs: sharing perfectly (s = 1) two threads take 15 + 195 / 2 µs;
+    # where the two contend for the caches and the memory bus so that
+    # their share takes 1.8 times the ideal (as on a 2-vCPU VM with
+    # spinning off), 15 + 195 * 1.8 / 2 = 190.5 µs: over 85% of W
+    pinned(ns_per_element={"reduce": 0.05}, wake_us=15)
+    elements = 4 << 20
+    assert plan(elements, "reduce", chunk=32768) == 2
+    pinned(ns_per_element={"reduce": 0.05}, wake_us=15, stretch={"reduce": 1.8})
+    assert plan(elements, "reduce", chunk=32768) == 1
+    assert plan(elements, "softmax_exact", chunk=32768) == 2  # another family keeps its own
+    pinned(ns_per_element={"reduce": 0.05}, wake_us=15, stretch={"reduce": 1.2})
+    assert plan(elements, "reduce", chunk=32768) == 2  # 132 µs
+
+
+def test_large_team_loops_teach_stretch_and_small_ones_the_wake_up(pinned):
+    # with L known (pinned here; else from small loops), a large loop's
+    # time beyond L's share is s: W pinned far above what the loop takes
+    # reads as a team sharing perfectly (s = 1, its least)
+    kernels.forget_thread_costs()
+    pinned(ns_per_element={"reduce": 10.0}, wake_us=0)
+    x = np.ones((1024, 1024), np.float32)
+    old = kernels.set_threads_always(True)
+    try:
+        normops.sum(x, axis=1)  # the thread's first team (OpenMP may start its threads): not learned from
+        normops.sum(x, axis=1)
+    finally:
+        kernels.set_threads_always(old)
+    stretch = kernels.thread_costs()["stretch_by_size"]["reduce"]
+    assert stretch["<4Mi"] == 1.0
+    assert all(v is None for k, v in stretch.items() if k != "<4Mi")
+    assert all(v is None for f, sizes in kernels.thread_costs()["stretch_by_size"].items() if f != "reduce"
+               for v in sizes.values())
+
+
 def test_set_config_and_config_pin_and_restore(pinned):
     normops.set_config(thread_costs={"ns_per_element": {"scan": 0.5}, "wake_us": 30})
     assert normops.get_config()["thread_costs"] == {"ns_per_element": {"scan": 0.5}, "wake_us": {0.0: 30.0}}
@@ -172,6 +208,8 @@ def test_set_config_and_config_pin_and_restore(pinned):
     ({"wake": 3}, "unknown keys"),
     ({"wake_us": -1}, "wake_us"),
     ({"join_us": float("nan")}, "join_us"),
+    ({"stretch": {"reduce": 0.5}}, ">= 1"),
+    ({"stretch": {"sort": 2}}, "stretch"),
     ("fast", "must be a dict"),
 ])
 def test_bad_pins_are_refused(costs, message):
@@ -183,10 +221,11 @@ def test_bad_pins_are_refused(costs, message):
 def test_the_environment_variable_pins_at_import():
     code = ("import normops; from normops import _isa; c = _isa.kernels.thread_costs();"
             "print(c['ns_per_element']['rows'], c['pinned']['rows'], c['wake_us'][0], c['wake_us'][2048])")
-    env = dict(os.environ, NORMOPS_THREAD_COSTS="rows=0.25,wake_us=0:4;1000:6000",
+    code += "; print(c['stretch_by_size']['reduce']['<16Mi'], c['stretch_pinned']['reduce'])"
+    env = dict(os.environ, NORMOPS_THREAD_COSTS="rows=0.25,wake_us=0:4;1000:6000,stretch=reduce:1.75",
                PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert out.stdout.split() == ["0.25", "True", "4.0", "6000.0"]
+    assert out.stdout.split() == ["0.25", "True", "4.0", "6000.0", "1.75", "True"]
     env["NORMOPS_THREAD_COSTS"] = "rows=fast"
     bad = subprocess.run([sys.executable, "-c", "import normops"], capture_output=True, text=True, env=env)
     assert bad.returncode != 0 and "NORMOPS_THREAD_COSTS" in bad.stderr

@@ -382,6 +382,13 @@ def thread_costs():
         "wake_us_idle": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b + NORMOPS_GAP_BUCKETS] < 0
                                                        else s.wake_ns[b + NORMOPS_GAP_BUCKETS] / 1000.0)
                          for b in range(NORMOPS_IDLE_FROM_BUCKET, NORMOPS_GAP_BUCKETS)},
+        "stretch_by_size": {
+            FAMILY_NAMES[f]: {label: (s.stretch_pm[NORMOPS_THIS_LEVEL][f][k] / 1000.0
+                                      if s.stretch_count[NORMOPS_THIS_LEVEL][f][k] > 0 or s.stretch_pinned[f]
+                                      else None)
+                              for k, label in enumerate(SIZE_CLASSES)}
+            for f in range(NORMOPS_COST_FAMILIES)},
+        "stretch_pinned": {FAMILY_NAMES[f]: bool(s.stretch_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
         "wake_pinned": bool(s.wake_pinned),
         "join_us": normops_join_estimate() / 1000.0,
         "join_pinned": s.join_ns >= 0,
@@ -395,9 +402,10 @@ def gap_bucket_lower_edge_us(int bucket):
     return 0 if bucket == 0 else 1 << (bucket - 1)
 
 
-def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None):
+def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None, stretch=None):
     """Pin figures for every ISA level (None leaves one as it is, learned or
     pinned; an empty dict unpins): ns_per_element, family -> ns;
+    stretch, family -> s (1: a team shares the work perfectly);
     wake_us, a step function as a dict: gap in µs -> L in µs for that gap
     and longer ones (the smallest key also covers shorter gaps); join_us,
     µs, or () to unpin. Pinned figures are not learned. Checked by normops._threads."""
@@ -424,6 +432,14 @@ def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None):
             s.wake_count[b] = 0
     if join_us is not None:
         s.join_ns = -1 if join_us == () else max(0, round(float(join_us) * 1000))
+    if stretch is not None:
+        for f in range(NORMOPS_COST_FAMILIES):
+            name = FAMILY_NAMES[f]
+            s.stretch_pinned[f] = name in stretch
+            for level in range(3):
+                for k in range(NORMOPS_SIZES):
+                    s.stretch_pm[level][f][k] = round(float(stretch[name]) * 1000) if name in stretch else 0
+                    s.stretch_count[level][f][k] = 0
 
 
 def forget_thread_costs():
@@ -440,12 +456,12 @@ def planned_threads(int cap, long long chunks, long long chunk_elements, long lo
     and the loop's one-thread estimate in µs (tests and show_config; no
     state changes)."""
     cdef double w = 0
-    cdef int slow = 0
+    cdef int slow = 0, stretched = 0
     cdef int slot = normops_gap_bucket(-1 if gap_us is None else <long long>(gap_us * 1000))
     if (idle or gap_us is None) and slot >= NORMOPS_IDLE_FROM_BUCKET:
         slot += NORMOPS_GAP_BUCKETS
     n = normops_team_choose(cap, chunks, chunk_elements, elements, FAMILY_NAMES.index(family),
-                            NORMOPS_THIS_LEVEL, slot, &w, &slow)
+                            NORMOPS_THIS_LEVEL, slot, &w, &slow, &stretched)
     return n, w / 1e6
 
 

@@ -44,10 +44,13 @@ cdef extern from "team.h" nogil:
         unsigned wake_count[48]
         int wake_pinned
         long long join_ns
+        long long stretch_pm[3][9][7]
+        unsigned stretch_count[3][9][7]
+        int stretch_pinned[9]
     long long normops_cost_ps(int level, int family, long long elements)
     int normops_gap_bucket(long long gap_ns)
     int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
-                            int family, int level, int slot, double* w_ps, int* slow_gap)
+                            int family, int level, int slot, double* w_ps, int* slow_gap, int* stretched)
     int normops_team_plan(int cap, long long chunks, long long chunk_elements, long long elements, int family)
     void normops_loop_begin(int n)
     void normops_loop_end(int n)

@@ -22,8 +22,8 @@
  *      loop on n threads took;
  *   L  the delay before a woken team takes work, learned from the parallel
  *      loops this process runs whose W is measured for their own size
- *      class (loops of over 200 µs only when they took 1.5 W or more: a
- *      stall, not the memory bus), separately for each "gap": the time since
+ *      class (small ones, see s; loops of over 200 µs only when they took
+ *      1.5 W or more: a stall), separately for each "gap": the time since
  *      the calling thread's last parallel loop ended, in powers of two of
  *      microseconds (OpenMP's threads spin for a while after a loop, then
  *      sleep, and a CPU left idle long enough may have to be won back);
@@ -33,11 +33,20 @@
  *      on the CPU half the time since its last reading (normops_caller_idled);
  *      a wake-up of 1 ms or more after such a gap counts as an idle gap's
  *      (only the host giving back an idle vCPU takes that long);
+ *   s  the team's stretch, by family and size class: how much longer
+ *      than the ideal (W - L) / n the team takes over the work it shares
+ *      (1: perfectly; n: no gain, its threads only shared the caches and
+ *      the memory bus), learned from parallel loops of 2^18 elements or
+ *      more once small loops have told their gap's L (three times), the
+ *      lower median of the last five; 1 until measured. L is then learned
+ *      from small loops only (and from stalls), so that contention in a
+ *      large loop does not read as a wake-up that would keep every small
+ *      loop serial;
  *   j  the cost of each thread beyond the second: half the least L
  *      measured (the team at its quickest), unless pinned.
  *
  * With claimed chunks, n threads take about
- *   T(n) = max(busiest thread's chunks, L + (W - L) / n) + (n - 2) j
+ *   T(n) = max(busiest thread's chunks x s, L + (W - L) s / n) + (n - 2) j
  * and a loop takes the n that minimises T(n), if T(n) <= 85% of W (the
  * margin keeps noise in the estimates from making a call slower); else one
  * thread. L for a gap is the lower median of its last five measurements:
@@ -47,7 +56,8 @@
  * 2 ms + 8 W apart, once what a
  * quick team would have saved adds up to the gap's L; between single
  * calls every 64th loop, rarer where L is large against W), so a team
- * that has become fast is noticed.
+ * that has become fast is noticed; a size class that s alone keeps serial
+ * takes a team every 64th loop of a loop of calls (gaps under 1 ms).
  *
  * Every figure can be pinned (set from Python: normops.set_config(
  * thread_costs=...), NORMOPS_THREAD_COSTS); pinned figures are not
@@ -100,6 +110,9 @@ enum {
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
+#define NORMOPS_STRETCH_FROM_SIZE 2            /* loops of 2^18 elements or more teach s (not L) */
+#define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their gap's L */
+#define NORMOPS_STRETCH_RETRY 64               /* a size class that s keeps serial takes a team every 64th loop */
 
 /* The state shared by every ISA build loaded in the process. Figures are
  * 64-bit integers read and written with relaxed atomics: a lost update
@@ -116,6 +129,13 @@ typedef struct {
     int wake_pinned;
     long long join_ns;             /* j when pinned; -1: half the awake L */
     unsigned retry[NORMOPS_WAKE_SLOTS];
+    unsigned wake_small[NORMOPS_WAKE_SLOTS];  /* measurements of L from small loops */
+    /* s by family and size class, in thousandths; 0: not measured (1) */
+    long long stretch_pm[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
+    long long stretch_seen[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES][NORMOPS_WAKE_SEEN];
+    unsigned stretch_count[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
+    unsigned stretch_retry[NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
+    int stretch_pinned[NORMOPS_COST_FAMILIES];
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
@@ -295,25 +315,35 @@ static inline long long normops_join_estimate(void) {
     return j >= 0 ? j : normops_wake_least() / 2;
 }
 
+/* s of a family's loops of this many elements: measured for their size
+ * class, else 1 (a class's first team measures its own). */
+static inline double normops_stretch(int level, int family, long long elements) {
+    long long pm = NORMOPS_LOAD(normops_team->stretch_pm[level][family][normops_size_class(elements)]);
+    return pm > 1000 ? (double)pm / 1000.0 : 1.0;
+}
+
 /* Expected time of n threads, in ps (see the top of this file). */
-static inline double normops_team_time(int n, double w, double l, double busiest, double j) {
-    double t = l >= w ? l : l + (w - l) / n;
-    if (busiest > t)
-        t = busiest;
+static inline double normops_team_time(int n, double w, double l, double busiest, double j, double s) {
+    double t = l >= w ? l : l + (w - l) * s / n;
+    if (busiest * s > t)
+        t = busiest * s;
     return t + (n - 2) * j;
 }
 
 /* The team for a loop of `chunks` chunks of about chunk_elements elements
  * each (elements in all) of a family, on at most `cap` threads, when the
  * calling thread's last parallel loop ended gap_ns ago (-1: never). Also
- * returns, in *w_ps, the one-thread estimate, and in *slow_gap whether a
- * team would have paid but for this gap's wake-up. A pure function of the
- * figures: tests drive it with injected ones. */
+ * returns, in *w_ps, the one-thread estimate, in *slow_gap whether a team
+ * would have paid but for this gap's wake-up, and in *stretched whether
+ * it would have but for s. A pure function of the figures: tests drive it
+ * with injected ones. */
 static inline int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
-                                      int family, int level, int slot, double* w_ps, int* slow_gap) {
-    double w, l, j, busiest, best_t, t, per_chunk;
+                                      int family, int level, int slot, double* w_ps, int* slow_gap,
+                                      int* stretched) {
+    double w, l, j, busiest, best_t, t, per_chunk, s;
     int n, best_n = 1;
     *slow_gap = 0;
+    *stretched = 0;
     per_chunk = (double)normops_cost_ps(level, family, elements);
     w = (double)elements * per_chunk;
     *w_ps = w;
@@ -325,10 +355,11 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
         return 1;
     l = 1000.0 * (double)normops_wake_estimate(slot);
     j = 1000.0 * (double)normops_join_estimate();
+    s = normops_stretch(level, family, elements);
     best_t = w;
     for (n = 2; n <= cap; n++) {
         busiest = (double)((chunks + n - 1) / n) * (double)chunk_elements * per_chunk;
-        t = normops_team_time(n, w, l, busiest, j);
+        t = normops_team_time(n, w, l, busiest, j, s);
         if (t >= best_t && n > 2)
             break;  /* past the best: more threads only add their cost */
         if (t < best_t) {
@@ -337,12 +368,13 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
         }
     }
     if (best_t * 100.0 > w * NORMOPS_GAIN_PERCENT) {
+        busiest = (double)((chunks + 1) / 2) * (double)chunk_elements * per_chunk;
+        *stretched = s > 1.0 && normops_team_time(2, w, l, busiest, j, 1.0) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
         /* would a quick team (the least L measured, or the prior if less)
          * have paid? then the gap's figure is worth measuring again */
         l = (double)normops_wake_least();
         l = 1000.0 * (l < NORMOPS_WAKE_PRIOR_NS ? l : (double)NORMOPS_WAKE_PRIOR_NS);
-        busiest = (double)((chunks + 1) / 2) * (double)chunk_elements * per_chunk;
-        *slow_gap = normops_team_time(2, w, l, busiest, j) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
+        *slow_gap = normops_team_time(2, w, l, busiest, j, s) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
         return 1;
     }
     return best_n;
@@ -389,7 +421,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                                     int family) {
     long long now, gap;
     double w;
-    int slow, slow_busy = 0, slow_idle = 0, n, n_idle, bucket, samples, undecided, retry;
+    int slow, slow_busy = 0, slow_idle = 0, n, n_idle, bucket, samples, undecided, retry, stretched, unused;
     unsigned due;
     double ratio, l_now, l_quick;
     normops_plan.active = 0;
@@ -411,11 +443,12 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
      * (either figure gives one, or a retry is due below). */
     if (bucket >= NORMOPS_IDLE_FROM_BUCKET && gap < 0)
         bucket += NORMOPS_GAP_BUCKETS;
-    n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, bucket, &w, &slow);
+    n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, bucket, &w, &slow,
+                            &stretched);
     undecided = 0;
     if (bucket >= NORMOPS_IDLE_FROM_BUCKET && bucket < NORMOPS_GAP_BUCKETS) {
         n_idle = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL,
-                                     bucket + NORMOPS_GAP_BUCKETS, &w, &slow_idle);
+                                     bucket + NORMOPS_GAP_BUCKETS, &w, &slow_idle, &unused);
         if (n > 1 || n_idle > 1) {
             if (normops_caller_idled(now)) {
                 bucket += NORMOPS_GAP_BUCKETS;
@@ -472,6 +505,14 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                 }
             }
         }
+    } else if (n <= 1 && stretched && bucket < NORMOPS_IDLE_FROM_BUCKET
+               && !NORMOPS_LOAD(normops_team->stretch_pinned[family])) {
+        /* s alone keeps this size class serial: measure it again now and
+         * then (in a loop of calls only: after idle time the wake-up would
+         * cost more than the retry tells) */
+        if (__atomic_add_fetch(&normops_team->stretch_retry[family][normops_size_class(elements)], 1,
+                               __ATOMIC_RELAXED) % NORMOPS_STRETCH_RETRY == 0)
+            n = 2;
     } else if (n > 1) {
         normops_retry_scale = 1.0;  /* the figures give a team again */
     }
@@ -490,8 +531,8 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
 static inline void normops_team_learn(int n, long long took_ns) {
     long long old, obs, j;
     unsigned k;
-    double w_ns = normops_plan.w_ps / 1000.0, t;
-    int b = normops_plan.bucket, family = normops_plan.family, size;
+    double w_ns = normops_plan.w_ps / 1000.0, t, l, s;
+    int b = normops_plan.bucket, family = normops_plan.family, size, stall;
     if (n <= 1) {
         if (NORMOPS_LOAD(normops_team->cost_pinned[family]) || normops_plan.elements <= 0)
             return;
@@ -517,33 +558,60 @@ static inline void normops_team_learn(int n, long long took_ns) {
     }
     /* a thread's first team may include OpenMP starting its threads: a
      * one-time cost, not a wake-up */
-    if (NORMOPS_LOAD(normops_team->wake_pinned) || normops_plan.first_team)
+    if (normops_plan.first_team)
         return;
-    /* invert T = L + (W - L) / n + (n - 2) j, or T = L when the caller did
-     * all. A long loop that the team did help says little about L: what
-     * it lost to the team is mostly shared caches and memory bandwidth,
-     * which would read as a wake-up proportional to the work. */
-    /* L is what the loop took beyond W's share, so W must be this loop's
-     * own: a figure borrowed from another size class (or the prior) would
-     * turn its error into a wake-up. */
+    /* what the loop took beyond W's share is L or s, so W must be this
+     * loop's own: a figure borrowed from another size class (or the prior)
+     * would turn its error into either */
     size = normops_size_class(normops_plan.elements);
     if (!NORMOPS_LOAD(normops_team->cost_pinned[family])
         && NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size]) < NORMOPS_PROBES)
         return;
     j = normops_join_estimate();
     t = (double)took_ns - (double)((n - 2) * j);
-    /* past NORMOPS_WAKE_FROM_LOOPS_NS, only a loop that took far longer
-     * than W alone is a wake-up (the caller did the work and then waited):
-     * anything less is the team sharing the memory bus */
-    if (w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS && t < NORMOPS_STALL_FACTOR * w_ns)
+    stall = t >= NORMOPS_STALL_FACTOR * w_ns;  /* the caller did the work and then waited */
+    /* Small loops (their data in a core's own cache) teach L. A larger one
+     * teaches s, once small loops have told its gap's L (what it took
+     * beyond L's share is then the team sharing caches and the memory
+     * bus): invert T = L + (W - L) s / n, s from 1 (a team sharing
+     * perfectly) to n (a team that gained nothing). Until then it teaches
+     * L, as a small loop does, and a stall always does. */
+    l = (double)normops_wake_estimate(b);
+    if (!stall && size >= NORMOPS_STRETCH_FROM_SIZE
+        && (NORMOPS_LOAD(normops_team->wake_pinned) || NORMOPS_LOAD(normops_team->wake_small[b]) >= 3)) {
+        if (NORMOPS_LOAD(normops_team->stretch_pinned[family]) || w_ns < NORMOPS_STRETCH_FROM_WAKES * l)
+            return;
+        s = (t - l) * n / (w_ns - l);
+        obs = (long long)(1000.0 * (s < 1.0 ? 1.0 : s > n ? n : s));
+        k = __atomic_fetch_add(&normops_team->stretch_count[NORMOPS_THIS_LEVEL][family][size], 1u,
+                               __ATOMIC_RELAXED);
+        NORMOPS_STORE(normops_team->stretch_pm[NORMOPS_THIS_LEVEL][family][size],
+                      normops_median_learn(normops_team->stretch_seen[NORMOPS_THIS_LEVEL][family][size], k, obs));
         return;
-    obs = t >= w_ns ? (long long)t : (long long)((n * t - w_ns) / (n - 1));
+    }
+    if (NORMOPS_LOAD(normops_team->wake_pinned))
+        return;
+    /* past NORMOPS_WAKE_FROM_LOOPS_NS, only a stall is a wake-up: anything
+     * less is the team sharing the memory bus */
+    if (w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS && !stall)
+        return;
+    /* invert T = L + (W - L) s / n + (n - 2) j with the class's s, or
+     * T = L when the caller did all */
+    s = normops_stretch(NORMOPS_THIS_LEVEL, family, normops_plan.elements);
+    if (t >= w_ns)
+        obs = (long long)t;
+    else if (s < n)
+        obs = (long long)((n * t - w_ns * s) / (n - s));
+    else
+        return;  /* a team that gains nothing says nothing of L */
     if (obs < 0)
         obs = 0;
     /* a wake-up of a millisecond or more is the host giving back a vCPU
      * that idled, whatever the caller did just before: an idle gap's */
     if (b >= NORMOPS_IDLE_FROM_BUCKET && b < NORMOPS_GAP_BUCKETS && obs >= NORMOPS_IDLE_FROM_NS)
         b += NORMOPS_GAP_BUCKETS;
+    if (size < NORMOPS_STRETCH_FROM_SIZE)
+        __atomic_fetch_add(&normops_team->wake_small[b], 1u, __ATOMIC_RELAXED);
     normops_wake_learn(b, obs);
 }
 
@@ -592,6 +660,7 @@ static inline void normops_team_forget(void) {
         NORMOPS_STORE(normops_team->wake_ns[b], -1LL);
         NORMOPS_STORE(normops_team->wake_count[b], 0u);
         NORMOPS_STORE(normops_team->retry[b], 0u);
+        NORMOPS_STORE(normops_team->wake_small[b], 0u);
     }
     for (l = 0; l < NORMOPS_LEVELS; l++)
         for (f = 0; f < NORMOPS_COST_FAMILIES; f++)
@@ -599,6 +668,13 @@ static inline void normops_team_forget(void) {
                 for (s = 0; s < NORMOPS_SIZES; s++) {
                     NORMOPS_STORE(normops_team->ps_per_element[l][f][s], 0LL);
                     NORMOPS_STORE(normops_team->cost_samples[l][f][s], 0);
+                }
+    for (l = 0; l < NORMOPS_LEVELS; l++)
+        for (f = 0; f < NORMOPS_COST_FAMILIES; f++)
+            if (!normops_team->stretch_pinned[f])
+                for (s = 0; s < NORMOPS_SIZES; s++) {
+                    NORMOPS_STORE(normops_team->stretch_pm[l][f][s], 0LL);
+                    NORMOPS_STORE(normops_team->stretch_count[l][f][s], 0u);
                 }
     normops_team->wake_pinned = 0;
 }
