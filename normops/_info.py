@@ -60,7 +60,7 @@ def _print_thread_costs(costs):
     def state(family):
         return "pinned" if costs["pinned"][family] else ("measured" if costs["measured"][family] else "prior")
     print("threads: a loop takes a team where it saves time after the team's wake-up (docs/design.md, 'Threads')")
-    print("  ns per element, 1 thread, 64Ki-256Ki elements: " + ", ".join(
+    print("  ns per element, 1 thread, 64Ki-128Ki elements: " + ", ".join(
         f"{family} {ns:.3g} ({state(family)})" for family, ns in costs["ns_per_element"].items()))
     by_size = {family: ", ".join(f"{size} {ns:.3g}" for size, ns in sizes.items() if ns is not None)
                for family, sizes in costs["ns_per_element_by_size"].items()}

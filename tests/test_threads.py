@@ -181,8 +181,8 @@ def test_large_team_loops_teach_stretch_and_small_ones_the_wake_up(pinned):
     finally:
         kernels.set_threads_always(old)
     stretch = kernels.thread_costs()["stretch_by_size"]["reduce"]
-    assert stretch["<4Mi"] == 1.0
-    assert all(v is None for k, v in stretch.items() if k != "<4Mi")
+    assert stretch["<2Mi"] == 1.0
+    assert all(v is None for k, v in stretch.items() if k != "<2Mi")
     assert all(v is None for f, sizes in kernels.thread_costs()["stretch_by_size"].items() if f != "reduce"
                for v in sizes.values())
 

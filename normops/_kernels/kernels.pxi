@@ -355,7 +355,8 @@ def release_threads(int taken):
 # team.h's cost families, in its order (normops._threads.FAMILIES reads this)
 FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move",
                 "rows_rms")
-SIZE_CLASSES = ("<64Ki", "<256Ki", "<1Mi", "<4Mi", "<16Mi", "<64Mi", ">=64Mi")  # elements; team.h, normops_size_class
+SIZE_CLASSES = ("<64Ki", "<128Ki", "<256Ki", "<512Ki", "<1Mi", "<2Mi", "<4Mi", "<8Mi", "<16Mi", "<32Mi", "<64Mi",
+                ">=64Mi")  # elements; team.h, normops_size_class
 
 
 def thread_costs():

@@ -37,15 +37,15 @@ cdef extern from "team.h" nogil:
         NORMOPS_GAIN_PERCENT
         NORMOPS_SIZES
     ctypedef struct normops_team_state:
-        long long ps_per_element[3][9][7]
-        int cost_samples[3][9][7]
+        long long ps_per_element[3][9][12]
+        int cost_samples[3][9][12]
         int cost_pinned[9]
         long long wake_ns[48]
         unsigned wake_count[48]
         int wake_pinned
         long long join_ns
-        long long stretch_pm[3][9][7]
-        unsigned stretch_count[3][9][7]
+        long long stretch_pm[3][9][12]
+        unsigned stretch_count[3][9][12]
         int stretch_pinned[9]
     long long normops_cost_ps(int level, int family, long long elements)
     int normops_gap_bucket(long long gap_ns)

@@ -88,7 +88,7 @@ enum {
 #define NORMOPS_WAKE_SLOTS (2 * NORMOPS_GAP_BUCKETS)  /* busy gaps, then idle ones */
 #define NORMOPS_LEVELS 3         /* baseline, AVX2, AVX-512 */
 #define NORMOPS_WAKE_SEEN 5
-#define NORMOPS_SIZES 7           /* elements < 2^16, < 2^18, ... < 2^26, more: a class spans 4x (its
+#define NORMOPS_SIZES 12          /* elements < 2^16, < 2^17, ... < 2^26, more: a class spans 2x (its
                                      loops differ by where they sit in the caches) */
 
 #if defined(__AVX512F__)
@@ -110,7 +110,7 @@ enum {
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
-#define NORMOPS_STRETCH_FROM_SIZE 2            /* loops of 2^18 elements or more teach s (not L) */
+#define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more teach s (not L) */
 #define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their gap's L */
 #define NORMOPS_STRETCH_RETRY 64               /* a size class that s keeps serial takes a team every 64th loop */
 
@@ -223,7 +223,7 @@ static inline long long normops_now_ns(void) {
 
 static inline int normops_size_class(long long elements) {
     int s = 0;
-    for (elements >>= 16; elements > 0 && s < NORMOPS_SIZES - 1; elements >>= 2)
+    for (elements >>= 16; elements > 0 && s < NORMOPS_SIZES - 1; elements >>= 1)
         s++;
     return s;
 }
