@@ -48,6 +48,19 @@ def _number(value, what, where):
     return float(value)
 
 
+def _per_family(per, key, least, unit, where):
+    """thread_costs[key], a dict of families to numbers >= least, checked
+    (a stretch below 1 would be a team faster than its threads' share)."""
+    if not isinstance(per, dict) or set(per) - set(FAMILIES):
+        raise InvalidInputError(f"{where}: thread_costs[{key!r}] must map families of "
+                                f"{', '.join(FAMILIES)} to {unit}, not {per!r}")
+    checked = {f: _number(v, f"{key}[{f!r}]", where) for f, v in per.items()}
+    low = {f: v for f, v in checked.items() if v < least}
+    if low:
+        raise InvalidInputError(f"{where}: thread_costs[{key!r}] values must be >= {least}, not {low!r}")
+    return checked
+
+
 def check_thread_costs(costs, where):
     """A pin dict, checked (see the module's text); None unpins everything."""
     if costs is None:
@@ -59,12 +72,9 @@ def check_thread_costs(costs, where):
         raise InvalidInputError(f"{where}: argument 'thread_costs' has unknown keys {sorted(map(str, unknown))}; "
                                 f"known: {', '.join(KEYS)}")
     checked = {}
-    if "ns_per_element" in costs:
-        per = costs["ns_per_element"]
-        if not isinstance(per, dict) or set(per) - set(FAMILIES):
-            raise InvalidInputError(f"{where}: thread_costs['ns_per_element'] must map families of "
-                                    f"{', '.join(FAMILIES)} to ns, not {per!r}")
-        checked["ns_per_element"] = {f: _number(v, f"ns_per_element[{f!r}]", where) for f, v in per.items()}
+    for key, least, unit in (("ns_per_element", 0, "ns"), ("stretch", 1, "a number >= 1")):
+        if key in costs:
+            checked[key] = _per_family(costs[key], key, least, unit, where)
     if "wake_us" in costs:
         wake = costs["wake_us"]
         if not isinstance(wake, dict):
@@ -73,16 +83,6 @@ def check_thread_costs(costs, where):
                               for g, v in wake.items()}
     if "join_us" in costs:
         checked["join_us"] = _number(costs["join_us"], "join_us", where)
-    if "stretch" in costs:
-        stretch = costs["stretch"]
-        if not isinstance(stretch, dict) or set(stretch) - set(FAMILIES):
-            raise InvalidInputError(f"{where}: thread_costs['stretch'] must map families of "
-                                    f"{', '.join(FAMILIES)} to a number >= 1, not {stretch!r}")
-        checked["stretch"] = {f: _number(v, f"stretch[{f!r}]", where) for f, v in stretch.items()}
-        low = {f: v for f, v in checked["stretch"].items() if v < 1}
-        if low:
-            raise InvalidInputError(f"{where}: thread_costs['stretch'] values must be >= 1 (a team is never "
-                                    f"faster than its threads' share), not {low!r}")
     return checked
 
 
