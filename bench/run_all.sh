@@ -28,6 +28,12 @@ OUT="${OUT:-bench/results}"
     echo "run_all.sh: normops does not import (build the extension first)" >&2
     exit 1
 }
+# the page's comparisons and figures: checked before the old figures go
+"$PYTHON" -c "import onnx, onnxruntime, scipy, matplotlib" || {
+    echo "run_all.sh: $PYTHON lacks onnx, onnxruntime, scipy or matplotlib:" \
+         "pip install -e '.[ort,plot]' scipy (or '.[test]')" >&2
+    exit 1
+}
 "$PYTHON" -m normops bench \
     --interleave \
     --busy-core \

@@ -388,6 +388,22 @@ def stored_page(tmp_path_factory):
     return report.render_page(data, list(drawn), "img/"), out / "img", drawn
 
 
+def test_no_numpy_chart_without_numpy_among_the_runtimes(tmp_path):
+    # a run without numpy and scipy has NumPy-style rows but nothing to
+    # compare them with: the chart is left out, the others are drawn
+    if not HAVE_MPL:
+        pytest.skip("matplotlib not installed")
+    from normops_tools.benchmark import figures
+
+    data = report.load(STORED)
+    for row in data["rows"]:
+        for key in ("numpy_over_exact", "scipy_over_exact"):
+            row.pop(key, None)
+    drawn = figures.write_figures(data, tmp_path)
+    assert figures.NUMPY_CHART not in drawn and figures.HEADLINE in drawn
+    assert not (tmp_path / figures.NUMPY_CHART).exists()
+
+
 def test_figures_from_stored_results(stored_page):
     from normops_tools.benchmark import figures
 

@@ -200,6 +200,8 @@ def draw_numpy(data, plt):
                 series.append((f"{shape}, {t} thread{'s' if t > 1 else ''}",
                                greens[min(i, len(greens) - 1)] if j == 0 else greens[min(i, len(greens) - 1)],
                                None if j == 0 else "///", vals))
+    if not series:  # NumPy and SciPy were not among the runtimes
+        return None
     fig, ax = plt.subplots(figsize=(1000 / DPI, 600 / DPI), dpi=DPI)
     from .cases import SCIPY_STYLE
 
