@@ -151,6 +151,26 @@ def test_rms_rows_have_figures_of_their_own(pinned):
     assert plan(elements, "rows_rms", chunk=1024) == 1
 
 
+def test_log_sum_exp_has_figures_of_its_own(pinned):
+    # an exponential per element costs 5-10x a sum's: ReduceLogSumExp's
+    # exp pass is timed and decided apart from the other reductions (its
+    # max pass is a plain reduction), each mode apart
+    kernels.forget_thread_costs()
+    x = np.random.default_rng(1).standard_normal((256, 1024), dtype=np.float32)
+    for _ in range(8):
+        normops.reduce_log_sum_exp(x, np.array([1]), n_threads=2)
+    measured = kernels.thread_costs()["measured"]
+    assert measured["reduce_exp_exact"] and measured["reduce"] and not measured["reduce_exp_fast"]
+    for _ in range(8):
+        normops.reduce_log_sum_exp(x, np.array([1]), n_threads=2, mode="fast")
+    assert kernels.thread_costs()["measured"]["reduce_exp_fast"]
+    kernels.forget_thread_costs()
+    pinned(ns_per_element={"reduce": 0.04, "reduce_exp_exact": 0.4}, wake_us=10)
+    elements = 60_000  # W: 2.4 µs summed (no team), 24 µs through exp (a team pays)
+    assert plan(elements, "reduce", chunk=1024) == 1
+    assert plan(elements, "reduce_exp_exact", chunk=1024) == 2
+
+
 def test_a_team_that_only_shares_the_memory_bus_is_not_started(pinned):
     # 4 Mi elements of a reduction at 0.05 ns (W = 210 µs), a team awake in
     # 15 µs: sharing perfectly (s = 1) two threads take 15 + 195 / 2 µs;

@@ -104,12 +104,22 @@ cdef inline void rows_run(const reducible* x, Py_ssize_t count, Py_ssize_t n, in
         normops_reduce_rows_uint64_t(x, count, n, op, center, out)
 
 
+cdef inline int reduce_family(int op) noexcept nogil:
+    """The cost family of a reduction: a LogSumExp's element (an exp) costs
+    5-10x a sum's, so it is timed and decided apart."""
+    if op == NORMOPS_R_SUM_EXP:
+        return NORMOPS_COST_REDUCE_EXP_EXACT
+    if op == NORMOPS_R_SUM_EXP_FAST:
+        return NORMOPS_COST_REDUCE_EXP_FAST
+    return NORMOPS_COST_REDUCE
+
+
 cdef void reduce_rows_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, int op,
                               const reducible* center, reducible* out, int n_threads) noexcept nogil:
     """Row layout, R < LONG_TERMS: outputs in chunks of max(1, 32768 // R)."""
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R, 1))
     cdef Py_ssize_t chunks = (O + per - 1) // per, first, last, claim, g
-    cdef int threads = threads_for(n_threads, chunks, O * R, NORMOPS_COST_REDUCE)
+    cdef int threads = threads_for(n_threads, chunks, O * R, reduce_family(op))
     if threads <= 1:
         serial_begin()
         rows_run(x, O, R, op, center, out)
@@ -134,7 +144,7 @@ cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, REDUCE_TILE), 1))
     cdef Py_ssize_t chunks = (tiles + per - 1) // per, claim, g
     cdef Py_ssize_t span = NORMOPS_SPAN_BYTES // (REDUCE_TILE * <Py_ssize_t>sizeof(reducible))
-    cdef int threads = threads_for(n_threads, chunks, O * R * C, NORMOPS_COST_REDUCE)
+    cdef int threads = threads_for(n_threads, chunks, O * R * C, reduce_family(op))
     if threads <= 1:
         serial_begin()
         cols_range(x, R, C, 0, tiles, per_row, op, center, out)
@@ -178,7 +188,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
         NORMOPS_PROD_SEQS if op == NORMOPS_R_PROD else 8)
     cdef Py_ssize_t groups = (nb + group - 1) // group
     cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
-    cdef int threads = team_take(threads_for(n_threads, units, O * R * C, NORMOPS_COST_REDUCE), n_threads)
+    cdef int threads = team_take(threads_for(n_threads, units, O * R * C, reduce_family(op)), n_threads)
     for u in prange(units, schedule="dynamic", num_threads=threads):
         t = u // groups
         b = (u % groups) * group

@@ -28,6 +28,8 @@ cdef extern from "team.h" nogil:
         NORMOPS_COST_SCAN
         NORMOPS_COST_MOVE
         NORMOPS_COST_ROWS_RMS
+        NORMOPS_COST_REDUCE_EXP_EXACT
+        NORMOPS_COST_REDUCE_EXP_FAST
         NORMOPS_COST_FAMILIES
         NORMOPS_GAP_BUCKETS
         NORMOPS_IDLE_FROM_BUCKET
@@ -37,16 +39,16 @@ cdef extern from "team.h" nogil:
         NORMOPS_GAIN_PERCENT
         NORMOPS_SIZES
     ctypedef struct normops_team_state:
-        long long ps_per_element[3][9][12]
-        int cost_samples[3][9][12]
-        int cost_pinned[9]
+        long long ps_per_element[3][11][12]
+        int cost_samples[3][11][12]
+        int cost_pinned[11]
         long long wake_ns[48]
         unsigned wake_count[48]
         int wake_pinned
         long long join_ns
-        long long stretch_pm[3][9][12]
-        unsigned stretch_count[3][9][12]
-        int stretch_pinned[9]
+        long long stretch_pm[3][11][12]
+        unsigned stretch_count[3][11][12]
+        int stretch_pinned[11]
     long long normops_cost_ps(int level, int family, long long elements)
     int normops_gap_bucket(long long gap_ns)
     int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
