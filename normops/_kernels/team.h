@@ -667,18 +667,16 @@ static inline void normops_team_forget(void) {
     }
     for (l = 0; l < NORMOPS_LEVELS; l++)
         for (f = 0; f < NORMOPS_COST_FAMILIES; f++)
-            if (!normops_team->cost_pinned[f])
-                for (s = 0; s < NORMOPS_SIZES; s++) {
+            for (s = 0; s < NORMOPS_SIZES; s++) {
+                if (!normops_team->cost_pinned[f]) {
                     NORMOPS_STORE(normops_team->ps_per_element[l][f][s], 0LL);
                     NORMOPS_STORE(normops_team->cost_samples[l][f][s], 0);
                 }
-    for (l = 0; l < NORMOPS_LEVELS; l++)
-        for (f = 0; f < NORMOPS_COST_FAMILIES; f++)
-            if (!normops_team->stretch_pinned[f])
-                for (s = 0; s < NORMOPS_SIZES; s++) {
+                if (!normops_team->stretch_pinned[f]) {
                     NORMOPS_STORE(normops_team->stretch_pm[l][f][s], 0LL);
                     NORMOPS_STORE(normops_team->stretch_count[l][f][s], 0u);
                 }
+            }
     normops_team->wake_pinned = 0;
 }
 
