@@ -27,6 +27,10 @@ COMMON_FLAGS = [
     "-fno-math-errno",
     "-fno-trapping-math",
     "-fno-strict-aliasing",
+    # no debug information (Python's own CFLAGS carry -g): it took a quarter
+    # of each ISA build's compile time, and wheels ship without it; the
+    # sanitizer build below puts -g back
+    "-g0",
     # every `cdef inline` kernel helper is inlined, so the constant arguments
     # (rows per group, term kind, NaN check) specialise the loops
     "-DCYTHON_INLINE=__inline__ __attribute__((always_inline))",
@@ -202,7 +206,8 @@ def _extensions():
         exts,
         compiler_directives=CYTHON_DIRECTIVES,
         include_path=["normops/_kernels"],
-        nthreads=int(os.environ.get("NORMOPS_CYTHON_JOBS", "0")) or None,
+        # the ISA modules are translated side by side too (one process each)
+        nthreads=int(os.environ.get("NORMOPS_CYTHON_JOBS", "0")) or (min(len(exts), os.cpu_count() or 1) if len(exts) > 1 else None),
     )
 
 

@@ -31,6 +31,7 @@ from .cumulative import cumprod
 from . import ops, reference  # noqa: E402  (needs the operators registered above)
 from . import _threads
 
+_threads.read_core_cache()  # where a loop's data leave one core's cache
 _threads.pin_from_environment()  # NORMOPS_THREAD_COSTS
 
 __all__ = [

@@ -68,6 +68,9 @@ def _print_thread_costs(costs):
         print("  by input size: " + "; ".join(f"{family}: {text}" for family, text in by_size.items() if text))
     stretch = {family: ", ".join(f"{size} {s:.3g}" for size, s in sizes.items() if s is not None)
                for family, sizes in costs["stretch_by_size"].items()}
+    cache = costs.get("core_cache_bytes") or 0
+    print(f"  loops of {costs['stretch_from_elements']} elements or more teach the stretch, smaller ones the"
+          f" wake-up (one core's cache: {f'{cache >> 10} KiB' if cache else 'not reported, 1 MiB assumed'})")
     print("  team stretch (1: the work shared perfectly) by input size: "
           + ("; ".join(f"{family}{' (pinned)' if costs['stretch_pinned'][family] else ''}: {text}"
                        for family, text in stretch.items() if text) or "not measured yet (1)"))

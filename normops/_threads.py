@@ -138,6 +138,7 @@ def figures():
     inputs that take 2 threads by family, in a loop and after idle time."""
     kernels = _isa.kernels
     info = kernels.thread_costs()
+    info["core_cache_bytes"] = core_cache_bytes()
     info["two_threads_from_elements"] = {
         label: {family: smallest_parallel(family, gap, idle) for family in FAMILIES}
         for label, (gap, idle) in THRESHOLD_GAPS_US.items()}
@@ -162,6 +163,36 @@ def smallest_parallel(family, gap_us, idle=False, limit=1 << 40):
         else:
             low = middle
     return high
+
+
+def core_cache_bytes():
+    """One core's own cache (its L2, where a core has one) in bytes, as the
+    system reports it: glibc's sysconf, else Linux's sysfs; 0 if neither
+    says."""
+    try:
+        size = os.sysconf("SC_LEVEL2_CACHE_SIZE")
+        if size > 0:
+            return int(size)
+    except (AttributeError, ValueError, OSError):
+        pass
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for index in sorted(os.listdir(base)):
+            with open(os.path.join(base, index, "level")) as fh:
+                if fh.read().strip() != "2":
+                    continue
+            with open(os.path.join(base, index, "size")) as fh:
+                text = fh.read().strip().upper()
+            scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+            return int(text.rstrip("KM")) * scale
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def read_core_cache():
+    """Tell the kernels one core's cache size (where large loops begin)."""
+    _isa.kernels.set_core_cache_bytes(core_cache_bytes())
 
 
 def pin_from_environment():

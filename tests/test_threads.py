@@ -207,6 +207,52 @@ def test_large_team_loops_teach_stretch_and_small_ones_the_wake_up(pinned):
                for v in sizes.values())
 
 
+@pytest.fixture
+def core_cache():
+    """Set one core's cache size for one test, then the machine's again."""
+    yield kernels.set_core_cache_bytes
+    _threads.read_core_cache()
+
+
+@pytest.mark.parametrize("nbytes, first", [
+    (0, 1 << 18),                 # not reported: 1 MiB assumed
+    (1 << 20, 1 << 18),           # 1 MiB: float32 data of 2^18 elements and more leave it
+    (1280 << 10, 1 << 19),        # 1.25 MiB: 2^18 elements still fit; the next class does not
+    (256 << 10, 1 << 16),
+    (48 << 10, 1 << 16),          # the smallest class that tells s from L
+    (1 << 40, 1 << 26),           # the largest class
+])
+def test_where_large_loops_begin_follows_the_core_cache(core_cache, nbytes, first):
+    core_cache(nbytes)
+    assert kernels.thread_costs()["stretch_from_elements"] == first
+
+
+def test_a_loop_larger_than_the_core_cache_teaches_stretch_and_a_smaller_one_does_not(pinned, core_cache):
+    # the same 2^20-element loop (4 MiB of float32), L pinned: with a 4 MiB
+    # core cache it is a large loop and teaches s; with 8 MiB its data stay
+    # in the core's cache, so it is a small one (it would teach L: pinned)
+    x = np.ones((1024, 1024), np.float32)
+    for nbytes, learned in ((8 << 20, False), (4 << 20, True)):
+        kernels.forget_thread_costs()
+        pinned(ns_per_element={"reduce": 10.0}, wake_us=0)
+        core_cache(nbytes)
+        old = kernels.set_threads_always(True)
+        try:
+            normops.sum(x, axis=1)  # the thread's first team: not learned from
+            normops.sum(x, axis=1)
+        finally:
+            kernels.set_threads_always(old)
+        assert (kernels.thread_costs()["stretch_by_size"]["reduce"]["<2Mi"] is not None) == learned
+
+
+def test_the_core_cache_is_read_from_the_system():
+    # Linux reports it in sysfs (and glibc's sysconf); elsewhere 0 (unknown)
+    size = _threads.core_cache_bytes()
+    if os.path.exists("/sys/devices/system/cpu/cpu0/cache/index2/size"):
+        assert size >= 64 << 10
+    assert _threads.figures()["core_cache_bytes"] == size
+
+
 def test_set_config_and_config_pin_and_restore(pinned):
     normops.set_config(thread_costs={"ns_per_element": {"scan": 0.5}, "wake_us": 30})
     assert normops.get_config()["thread_costs"] == {"ns_per_element": {"scan": 0.5}, "wake_us": {0.0: 30.0}}

@@ -21,7 +21,7 @@ from normops._kernels.shim cimport (
     NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan, normops_gap_bucket,
     normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
     normops_team_figures, normops_team_note_region_end, normops_plan_drop, normops_join_estimate,
-    normops_set_threads_always,
+    normops_set_threads_always, normops_stretch_from_size, normops_team_set_core_cache,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 
@@ -394,6 +394,7 @@ def thread_costs():
         "wake_pinned": bool(s.wake_pinned),
         "join_us": normops_join_estimate() / 1000.0,
         "join_pinned": s.join_ns >= 0,
+        "stretch_from_elements": 1 << (15 + normops_stretch_from_size()),
         "floor_us": NORMOPS_TEAM_FLOOR_PS / 1e6,
         "gain_percent": NORMOPS_GAIN_PERCENT,
     }
@@ -442,6 +443,13 @@ def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None, stretch=No
                 for k in range(NORMOPS_SIZES):
                     s.stretch_pm[level][f][k] = round(float(stretch[name]) * 1000) if name in stretch else 0
                     s.stretch_count[level][f][k] = 0
+
+
+def set_core_cache_bytes(long long nbytes):
+    """One core's own cache (L2) size as the system reports it (0: unknown):
+    loops whose float32 data exceed it teach the team's stretch s, smaller
+    ones the wake-up L (team.h). Shared by every ISA build."""
+    normops_team_set_core_cache(nbytes)
 
 
 def forget_thread_costs():

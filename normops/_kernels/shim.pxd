@@ -49,6 +49,7 @@ cdef extern from "team.h" nogil:
         long long stretch_pm[3][11][12]
         unsigned stretch_count[3][11][12]
         int stretch_pinned[11]
+        int stretch_from_size
     long long normops_cost_ps(int level, int family, long long elements)
     int normops_gap_bucket(long long gap_ns)
     int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
@@ -59,6 +60,8 @@ cdef extern from "team.h" nogil:
     int normops_team_take(int team, int budgeted)
     void normops_team_release(int taken)
     void normops_team_forget()
+    int normops_stretch_from_size()
+    void normops_team_set_core_cache(long long bytes)
     normops_team_state* normops_team_figures()
     void normops_team_note_region_end(long long ns_ago)
     void normops_plan_drop()

@@ -36,9 +36,11 @@
  *   s  the team's stretch, by family and size class: how much longer
  *      than the ideal (W - L) / n the team takes over the work it shares
  *      (1: perfectly; n: no gain, its threads only shared the caches and
- *      the memory bus), learned from parallel loops of 2^18 elements or
- *      more once small loops have told their gap's L (three times), the
- *      lower median of the last five; 1 until measured. L is then learned
+ *      the memory bus), learned from parallel loops whose float32 data
+ *      exceed one core's L2 (normops_team_set_core_cache; 2^18 elements
+ *      where the system does not say) once small loops have told their
+ *      gap's L (three times), the lower median of the last five; 1 until
+ *      measured. L is then learned
  *      from small loops only (and from stalls), so that contention in a
  *      large loop does not read as a wake-up that would keep every small
  *      loop serial;
@@ -112,7 +114,8 @@ enum {
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
-#define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more teach s (not L) */
+#define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more teach s (not L), */
+                                               /* until normops_team_set_core_cache says otherwise */
 #define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their gap's L */
 #define NORMOPS_STRETCH_RETRY 64               /* a size class that s keeps serial takes a team every 64th loop */
 
@@ -138,6 +141,7 @@ typedef struct {
     unsigned stretch_count[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
     unsigned stretch_retry[NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
     int stretch_pinned[NORMOPS_COST_FAMILIES];
+    int stretch_from_size;         /* loops of this size class and larger teach s; 0: NORMOPS_STRETCH_FROM_SIZE */
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
@@ -229,6 +233,25 @@ static inline int normops_size_class(long long elements) {
     for (elements >>= 16; elements > 0 && s < NORMOPS_SIZES - 1; elements >>= 1)
         s++;
     return s;
+}
+
+/* The size class from which a loop's data no longer fits one core's own
+ * cache (its L2): float32 inputs of at least that many bytes. Those loops
+ * share the last-level cache and the memory bus, so what a team loses
+ * there is s; smaller loops tell L. */
+static inline int normops_stretch_from_size(void) {
+    int k = NORMOPS_LOAD(normops_team->stretch_from_size);
+    return k > 0 ? k : NORMOPS_STRETCH_FROM_SIZE;
+}
+
+/* Set from the L2 size the system reports (normops/_threads.py, at
+ * import); 0 or less: unknown, NORMOPS_STRETCH_FROM_SIZE. */
+static inline void normops_team_set_core_cache(long long bytes) {
+    /* the first class all of whose loops exceed it */
+    int k = bytes > 0 ? normops_size_class(bytes / 4 - 1) + 1 : 0;
+    if (k > NORMOPS_SIZES - 1)
+        k = NORMOPS_SIZES - 1;
+    NORMOPS_STORE(normops_team->stretch_from_size, k);
 }
 
 /* ps per element of a family for inputs of this many elements: measured
@@ -580,7 +603,7 @@ static inline void normops_team_learn(int n, long long took_ns) {
      * perfectly) to n (a team that gained nothing). Until then it teaches
      * L, as a small loop does, and a stall always does. */
     l = (double)normops_wake_estimate(b);
-    if (!stall && size >= NORMOPS_STRETCH_FROM_SIZE
+    if (!stall && size >= normops_stretch_from_size()
         && (NORMOPS_LOAD(normops_team->wake_pinned) || NORMOPS_LOAD(normops_team->wake_small[b]) >= 3)) {
         if (NORMOPS_LOAD(normops_team->stretch_pinned[family]) || w_ns < NORMOPS_STRETCH_FROM_WAKES * l)
             return;
@@ -613,7 +636,7 @@ static inline void normops_team_learn(int n, long long took_ns) {
      * that idled, whatever the caller did just before: an idle gap's */
     if (b >= NORMOPS_IDLE_FROM_BUCKET && b < NORMOPS_GAP_BUCKETS && obs >= NORMOPS_IDLE_FROM_NS)
         b += NORMOPS_GAP_BUCKETS;
-    if (size < NORMOPS_STRETCH_FROM_SIZE)
+    if (size < normops_stretch_from_size())
         __atomic_fetch_add(&normops_team->wake_small[b], 1u, __ATOMIC_RELAXED);
     normops_wake_learn(b, obs);
 }
