@@ -2,7 +2,9 @@
 
 The same Cython sources (``normops/_kernels/*.pxi``) are compiled into one
 extension module per ISA level (``isa_baseline``, ``isa_avx2``,
-``isa_avx512``); ``normops._isa`` picks one at import time. Every build uses
+``isa_avx512``); ``normops._isa`` picks one at import time. The routes to
+the kernels (``routes.pyx``), which depend on no instruction set, are
+compiled once. Every build uses
 ``-ffp-contract=off`` (no fused multiply-add) and never ``-ffast-math``: the
 exact kernels depend on IEEE rounding of each operation.
 """
@@ -185,23 +187,25 @@ def _up_to_date(module, stamp):
         return False
 
 
+def _extension(name, flags):
+    return Extension(
+        f"normops._kernels.{name}",
+        [f"normops/_kernels/{name}.pyx"],
+        include_dirs=[np.get_include(), "normops/_kernels"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=COMMON_FLAGS + flags,
+        extra_link_args=SANITIZE_LINK_FLAGS,
+        # every kernel header: Cython tracks only the ones named in a
+        # `cdef extern from`, and a header they include (erf_tanh.h
+        # through gelu.h) changed without a rebuild
+        depends=_kernel_sources(),
+    )
+
+
 def _extensions():
-    exts = []
-    for level, flags in ISA_LEVELS.items():
-        exts.append(
-            Extension(
-                f"normops._kernels.isa_{level}",
-                [f"normops/_kernels/isa_{level}.pyx"],
-                include_dirs=[np.get_include(), "normops/_kernels"],
-                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                extra_compile_args=COMMON_FLAGS + flags,
-                extra_link_args=SANITIZE_LINK_FLAGS,
-                # every kernel header: Cython tracks only the ones named in a
-                # `cdef extern from`, and a header they include (erf_tanh.h
-                # through gelu.h) changed without a rebuild
-                depends=_kernel_sources(),
-            )
-        )
+    # the kernels once per ISA level; the routes to them (no kernel) once
+    exts = [_extension(f"isa_{level}", flags) for level, flags in ISA_LEVELS.items()]
+    exts.append(_extension("routes", ISA_LEVELS["baseline"]))
     return cythonize(
         exts,
         compiler_directives=CYTHON_DIRECTIVES,

@@ -105,6 +105,10 @@ def _select():
 
 #: The kernel module every call uses.
 kernels = _select()
+#: The routes from the entry points to the kernels (compiled once), sent
+#: to ``kernels``.
+routes = importlib.import_module("normops._kernels.routes")
+routes.use_kernels(kernels)
 
 
 def current_level():
@@ -115,10 +119,16 @@ def current_level():
 def use(level):
     """Switch the kernels of the whole process to ``level`` for a block
     (for tests and benchmarks; not thread-safe)."""
-    global kernels
     previous = kernels
-    kernels = load(level)
+    switch_to(load(level))
     try:
         yield kernels
     finally:
-        kernels = previous
+        switch_to(previous)
+
+
+def switch_to(module):
+    """Make a loaded kernel build the one every call and route uses."""
+    global kernels
+    kernels = module
+    routes.use_kernels(module)

@@ -173,12 +173,12 @@ class OpDef:
         # inputs, an attribute set seen before) takes the kernels' straight
         # route (route.pxi: the kept node_direct function, found in C);
         # anything else goes to the checks that raise the errors.
-        outputs = _isa.kernels.run_direct(self, inputs, attributes, opset, mode, n_threads)
+        outputs = _isa.routes.run_direct(self, inputs, attributes, opset, mode, n_threads)
         return outputs if outputs is not None else self.run_checked(inputs, attributes, opset, mode, n_threads)
 
     def run_checked(self, inputs, attributes, opset, mode, n_threads):
         """``run`` for a call its straight route did not take."""
-        kernels = _isa.kernels
+        routes = _isa.routes
         version = self.version_for(opset)
         if (type(inputs) is tuple or type(inputs) is list) and len(inputs) == self._n_inputs:
             if inputs[0] is None:
@@ -193,7 +193,7 @@ class OpDef:
         # call them: node_direct's function, made once per attribute set.
         given, direct = attributes, None
         if self.node_direct is not None and (attributes is None or type(attributes) is dict):
-            direct = kernels.find_direct(self._directs, version, attributes)
+            direct = routes.find_direct(self._directs, version, attributes)
         defaults = self._defaults.get(version) or self.defaults(version)
         if not attributes and (attributes is None or type(attributes) is dict):
             attributes = defaults
@@ -201,11 +201,11 @@ class OpDef:
             attributes = {**defaults, **attributes}
         else:
             attributes = self.fill_attributes(version, attributes)
-        if direct is kernels.route_unseen():  # known attribute names: keep this set's straight call
+        if direct is routes.route_unseen():  # known attribute names: keep this set's straight call
             direct = self.node_direct(self, version, attributes, len(self.outputs))
-            kernels.keep_direct(self._directs, version, given, direct, _DIRECTS_KEPT)
+            routes.keep_direct(self._directs, version, given, direct, _DIRECTS_KEPT)
         if direct is not None:  # the straight route on the inputs as padded (a short list)
-            outputs = kernels.run_direct(self, inputs, given, version, mode, n_threads)
+            outputs = routes.run_direct(self, inputs, given, version, mode, n_threads)
             if outputs is not None:
                 return outputs
         if self.run_fast is not None:
@@ -268,5 +268,5 @@ def run(op_type, inputs, attributes=None, *, opset=None, domain="", mode=None, n
         op = _DEFAULT_DOMAIN[op_type] if domain == "" else _REGISTRY[(_DOMAIN_ALIASES[domain], op_type)]
     except (KeyError, TypeError):
         op = lookup(op_type, domain)  # the error
-    outputs = _isa.kernels.run_direct(op, inputs, attributes, opset, mode, n_threads)  # OpDef.run, inline
+    outputs = _isa.routes.run_direct(op, inputs, attributes, opset, mode, n_threads)  # OpDef.run, inline
     return outputs if outputs is not None else op.run_checked(inputs, attributes, opset, mode, n_threads)

@@ -36,7 +36,7 @@ def _reference(plan):
 def _run_fast(op, inputs, attributes, version, mode, n_threads):
     """``normops.run`` (and ONNX sessions): the named function's direct route."""
     kernels = _isa.kernels
-    settings = kernels.direct_settings(mode, n_threads)
+    settings = _isa.routes.direct_settings(mode, n_threads)
     y = None if settings is None else kernels.sigmoid_direct(inputs[0], settings[1], settings[0])
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
@@ -63,7 +63,7 @@ SIGMOID = register(OpDef(
 def sigmoid(X, *, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX Sigmoid: ``1 / (1 + exp(-X))`` element-wise; exactly 1 where
     exp(-X) underflows, +0 where it overflows."""
-    y = None if full_output else _isa.kernels.sigmoid_named(SIGMOID, X, opset, mode, n_threads)
+    y = None if full_output else _isa.routes.sigmoid_named(SIGMOID, X, opset, mode, n_threads)
     if y is not None:
         return y  # the route in C (the kernels' named.pxi)
     outputs = SIGMOID.call((X,), {}, opset, mode, n_threads, full_output)

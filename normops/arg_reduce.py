@@ -117,7 +117,7 @@ def _try_direct(op, data, axis, keepdims, select_last_index, opset, mode, n_thre
     if ((opset is None or (type(opset) is int and opset in op._version_cache))
             and _plain_attributes(axis, keepdims, select_last_index)
             and (select_last_index == 0 or op.version_for(opset) >= 12)):
-        settings = _isa.kernels.direct_settings(mode, n_threads)
+        settings = _isa.routes.direct_settings(mode, n_threads)
         if settings is not None:
             return _isa.kernels.arg_direct(data, axis, keepdims, op is ARG_MIN, select_last_index, False,
                                            settings[0], False)
@@ -196,7 +196,7 @@ def arg_min(data, *, axis=0, keepdims=1, select_last_index=0, opset=None, mode=N
 
 def _numpy_style(name, a, axis, out, keepdims, is_min, n_threads):
     if out is None and _INTP is _INT64 and (keepdims is False or keepdims is True):
-        settings = _isa.kernels.direct_settings(None, n_threads)
+        settings = _isa.routes.direct_settings(None, n_threads)
         if settings is not None:  # the direct route (None: not applicable)
             index = _isa.kernels.arg_direct(a, axis, keepdims, is_min, False, True, settings[0], True)
             if index is not None:

@@ -324,7 +324,7 @@ def _result(outputs, full_output):
 # arrays in C and never raises); anything else, including every error,
 # takes the validated route above.
 
-_FAST_STASH = _isa.kernels.FLOAT32_STASH_TYPES  # the same in every build
+_FAST_STASH = _isa.routes.FLOAT32_STASH_TYPES  # the same in every build
 
 
 def _direct_version(op, opset, mode):

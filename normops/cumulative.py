@@ -104,7 +104,7 @@ def _plain_flags(exclusive, reverse):
 
 def _run_fast(op, inputs, attributes, version, mode, n_threads):
     """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    y = _isa.kernels.cum_named(inputs[0], inputs[1], attributes["exclusive"], attributes["reverse"], op is CUM_PROD,
+    y = _isa.routes.cum_named(inputs[0], inputs[1], attributes["exclusive"], attributes["reverse"], op is CUM_PROD,
                                None, mode, n_threads)
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
@@ -134,7 +134,7 @@ def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads
     """ONNX CumSum (opsets 11, 14): the cumulative sum of ``x`` along
     ``axis`` (an int32/int64 0-d tensor, or a Python int), sequential in the
     direction of accumulation. Both flavours give the same bits."""
-    y = None if full_output else _isa.kernels.cum_named(x, axis, exclusive, reverse, False, opset, mode, n_threads)
+    y = None if full_output else _isa.routes.cum_named(x, axis, exclusive, reverse, False, opset, mode, n_threads)
     if y is not None:
         return y
     outputs = CUM_SUM.call((x, axis), {"exclusive": exclusive, "reverse": reverse},
@@ -153,7 +153,7 @@ def cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_thread
     ``axis`` (an int32/int64 0-d tensor, or a Python int), sequential in the
     direction of accumulation; an exclusive product starts with 1. Integers
     wrap around. Both flavours give the same bits."""
-    y = None if full_output else _isa.kernels.cum_named(x, axis, exclusive, reverse, True, opset, mode, n_threads)
+    y = None if full_output else _isa.routes.cum_named(x, axis, exclusive, reverse, True, opset, mode, n_threads)
     if y is not None:
         return y
     outputs = CUM_PROD.call((x, axis), {"exclusive": exclusive, "reverse": reverse},
@@ -224,7 +224,7 @@ def _numpy_cumulative(name, a, axis, dtype, out, n_threads, multiply):
 def _numpy_direct(name, a, axis, dtype, out, n_threads, multiply):
     """The direct route of ``cumsum``/``cumprod`` (None: not applicable)."""
     if dtype is None and out is None and (axis is None or type(axis) is int):
-        settings = _isa.kernels.direct_settings(None, n_threads)
+        settings = _isa.routes.direct_settings(None, n_threads)
         if settings is not None:
             return _isa.kernels.cum_direct(a, axis, False, False, multiply, settings[0])
     return None

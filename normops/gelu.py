@@ -77,7 +77,7 @@ def _direct(op, x, b, tanh, opset, mode, n_threads):
     pass their checks by type go straight to the kernel; None for anything
     else, and the general path then validates (the only place errors come
     from)."""
-    return _isa.kernels.gelu_named(op, x, b, tanh, opset, mode, n_threads)
+    return _isa.routes.gelu_named(op, x, b, tanh, opset, mode, n_threads)
 
 
 def _run_fast(op, inputs, attributes, version, mode, n_threads):

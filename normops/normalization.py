@@ -148,7 +148,7 @@ def _node_direct(op, version, attributes, n_declared):
     axis, epsilon = attributes["axis"], attributes["epsilon"]
     stash_type, keep_dims = attributes["stash_type"], attributes.get("keep_dims", 1)
     if not (type(axis) is int and type(epsilon) is float and type(stash_type) is int
-            and stash_type in _isa.kernels.FLOAT32_STASH_TYPES and type(keep_dims) is int and keep_dims == 1):
+            and stash_type in _isa.routes.FLOAT32_STASH_TYPES and type(keep_dims) is int and keep_dims == 1):
         return None
     center, one_type, follows = family.center, family.one_param_type, family.y_follows_scale
     want_stats = n_declared > 1 and bool(family.stats)
@@ -195,7 +195,7 @@ def _call(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims,
     """Run a call: the kernels' route in C when the call needs no
     conversion (it checks the arrays in C and never raises), else the full
     validation path, which is also the only place errors are raised."""
-    result = _isa.kernels.row_normalize_named(op, family.flags, X, scale, bias, axis, epsilon, stash_type,
+    result = _isa.routes.row_normalize_named(op, family.flags, X, scale, bias, axis, epsilon, stash_type,
                                               keep_dims, opset, mode, n_threads, full_output)
     if result is not None:
         return result
@@ -226,7 +226,7 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-05, stash_type=
     statistics are float32, shaped like X with the normalised dimensions
     set to 1).
     """
-    y = _isa.kernels.row_normalize_named(LAYER_NORMALIZATION, _LN.flags, X, Scale, B, axis, epsilon, stash_type, 1,
+    y = _isa.routes.row_normalize_named(LAYER_NORMALIZATION, _LN.flags, X, Scale, B, axis, epsilon, stash_type, 1,
                                          opset, mode, n_threads, full_output)
     return _validated(LAYER_NORMALIZATION, _LN, X, Scale, B, axis, epsilon, stash_type, 1,
                       opset, mode, n_threads, full_output) if y is None else y
@@ -238,7 +238,7 @@ def rms_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_type=1,
 
     Y has the dtype of ``scale``. Returns Y, or ``(Y,)`` with ``full_output=True``.
     """
-    y = _isa.kernels.row_normalize_named(RMS_NORMALIZATION, _RMS.flags, X, scale, None, axis, epsilon, stash_type, 1,
+    y = _isa.routes.row_normalize_named(RMS_NORMALIZATION, _RMS.flags, X, scale, None, axis, epsilon, stash_type, 1,
                                          opset, mode, n_threads, full_output)
     return _validated(RMS_NORMALIZATION, _RMS, X, scale, None, axis, epsilon, stash_type, 1,
                       opset, mode, n_threads, full_output) if y is None else y
@@ -251,7 +251,7 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-05, stash_ty
     RMS normalisation with Y in the dtype of ``scale``. Returns Y, or
     ``(Y, inv_std_var)`` with ``full_output=True`` (inv_std_var is float32).
     """
-    y = _isa.kernels.row_normalize_named(SIMPLIFIED_LAYER_NORMALIZATION, _SLN.flags, X, scale, None, axis, epsilon,
+    y = _isa.routes.row_normalize_named(SIMPLIFIED_LAYER_NORMALIZATION, _SLN.flags, X, scale, None, axis, epsilon,
                                          stash_type, keep_dims, opset, mode, n_threads, full_output)
     return _validated(SIMPLIFIED_LAYER_NORMALIZATION, _SLN, X, scale, None, axis, epsilon, stash_type,
                       keep_dims, opset, mode, n_threads, full_output) if y is None else y

@@ -68,7 +68,7 @@ def _direct(name, kind, a, axis, keepdims, mode, n_threads):
     or a tuple of ints, mode and n_threads passing by type. Returns None to
     send the call down the general path (which alone raises errors)."""
     if keepdims is False or keepdims is True:
-        settings = _isa.kernels.direct_settings(mode, n_threads)
+        settings = _isa.routes.direct_settings(mode, n_threads)
         if settings is not None:
             return _isa.kernels.reduce_direct(a, axis, keepdims, accumulation_for(kind, mode),
                                               KINDS[kind][1], settings[0], False, True)
@@ -82,7 +82,7 @@ def _where_direct(kind, a, axis, keepdims, initial, where, mode, n_threads, mean
     send the call down the general path (the same bits; it alone raises)."""
     if (keepdims is False or keepdims is True) and (initial is _NoValue or type(initial) is float) and (
             where is _NoValue or type(where) is np.ndarray):
-        settings = _isa.kernels.direct_settings(mode, n_threads)
+        settings = _isa.routes.direct_settings(mode, n_threads)
         if settings is not None:
             return _isa.kernels.reduce_where_direct(a, None if where is _NoValue else where, axis, keepdims,
                                                     KINDS[kind][0], settings[0], initial is not _NoValue,
@@ -174,7 +174,7 @@ def _reduced(name, kind, x, axis, keepdims, mode, n_threads):
     applies (a plain float32/float64 array and arguments of the usual
     types: the same bits, tests/test_reduction_direct.py)."""
     if keepdims is False or keepdims is True:
-        settings = _isa.kernels.direct_settings(mode, n_threads)
+        settings = _isa.routes.direct_settings(mode, n_threads)
         if settings is not None:
             y = _isa.kernels.reduce_direct(x, axis, keepdims, accumulation_for(kind, mode), KINDS[kind][1],
                                            settings[0], False, False)
@@ -445,7 +445,7 @@ def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction
             and (type(ddof) is int or type(ddof) is float) and (keepdims is False or keepdims is True)
             and (where is _NoValue or type(where) is np.ndarray)):
         # the kernels' route (variance_direct): the same bits; None sends the call on
-        settings = _isa.kernels.direct_settings(mode, n_threads)
+        settings = _isa.routes.direct_settings(mode, n_threads)
         if settings is not None:
             y = _isa.kernels.variance_direct(a, None if where is _NoValue else where, axis, keepdims, ddof, root,
                                              settings[0])

@@ -322,7 +322,7 @@ def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
             and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0
             and (opset is None or (type(opset) is int and opset in op._version_cache
                                    and op.version_for(opset) >= _VERSIONS[op.op_type][1]))):
-        settings = _isa.kernels.direct_settings(mode, n_threads)
+        settings = _isa.routes.direct_settings(mode, n_threads)
         if settings is not None:
             accumulation, finishing = KINDS[op.op_type]
             return _isa.kernels.reduce_direct(data, axes, keepdims,
@@ -420,7 +420,7 @@ def _make(op_type, doc):
         if (opset is None and full_output is False and type(keepdims) is int and 0 <= keepdims <= 1
                 and type(noop_with_empty_axes) is int and noop_with_empty_axes == 0):
             # the shortest way: settings that pass by type (anything else: _named checks)
-            settings = _isa.kernels.direct_settings(mode, n_threads)
+            settings = _isa.routes.direct_settings(mode, n_threads)
             if settings is not None:
                 y = _isa.kernels.reduce_direct(data, axes, keepdims, fast if settings[1] else accumulation,
                                                finishing, settings[0], True, False)

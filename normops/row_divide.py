@@ -115,7 +115,7 @@ def _run_fast(op, inputs, attributes, version, mode, n_threads):
             k = _trailing(attributes["axes"], X.ndim)
             y = _direct(op, X, k, _DIVIDE_BY_STD, version, mode, n_threads) if k else None
         else:
-            y = _isa.kernels.lp_named(op, X, attributes["axis"], attributes["p"], version, mode, n_threads)
+            y = _isa.routes.lp_named(op, X, attributes["axis"], attributes["p"], version, mode, n_threads)
     return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
 
 
@@ -134,7 +134,7 @@ def _direct(op, X, cols_axes, kind, opset, mode, n_threads):
     last ``cols_axes`` axes, no conversion or transpose needed. None for
     anything else; the full path then validates (the only place errors are
     raised)."""
-    return _isa.kernels.row_divide_named(op, X, cols_axes, kind, opset, mode, n_threads)
+    return _isa.routes.row_divide_named(op, X, cols_axes, kind, opset, mode, n_threads)
 
 
 def _trailing(axes, ndim):
@@ -178,7 +178,7 @@ def lp_normalization(input, *, axis=-1, p=2, opset=None, mode=None, n_threads=No
     squares (p=2); a slice whose norm is 0 gives zeros (as ONNX Runtime).
     Returns the output, or ``(output,)`` with ``full_output=True``.
     """
-    y = None if full_output else _isa.kernels.lp_named(LP_NORMALIZATION, input, axis, p, opset, mode, n_threads)
+    y = None if full_output else _isa.routes.lp_named(LP_NORMALIZATION, input, axis, p, opset, mode, n_threads)
     if y is not None:
         return y
     return _named(LP_NORMALIZATION, input, {"axis": axis, "p": p}, opset, mode, n_threads, full_output)

@@ -113,7 +113,7 @@ def _direct(op, x, axis, version, mode, n_threads):
     """The direct route of one call (the kernels' softmax_direct); None
     when x or the settings need the general path."""
     kernels = _isa.kernels
-    settings = kernels.direct_settings(mode, n_threads)
+    settings = _isa.routes.direct_settings(mode, n_threads)
     if settings is None:
         return None
     return kernels.softmax_direct(x, axis, version, _KINDS[op.op_type], settings[1], settings[0])
@@ -151,13 +151,13 @@ def softmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_out
     """ONNX Softmax (opsets 1, 11, 13); ``axis=None`` is the opset's default
     (1 up to opset 12, -1 from 13). The NumPy/SciPy-style function is
     ``normops.softmax(x, axis=None)``; this one is ``normops.ops.softmax``."""
-    y = None if full_output else _isa.kernels.softmax_named(SOFTMAX, input, axis, opset, mode, n_threads, 0)
+    y = None if full_output else _isa.routes.softmax_named(SOFTMAX, input, axis, opset, mode, n_threads, 0)
     return _named(SOFTMAX, input, axis, opset, mode, n_threads, full_output) if y is None else y
 
 
 def log_softmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_output=False):
     """ONNX LogSoftmax (opsets 1, 11, 13); see ``softmax``."""
-    y = None if full_output else _isa.kernels.softmax_named(LOG_SOFTMAX, input, axis, opset, mode, n_threads, 1)
+    y = None if full_output else _isa.routes.softmax_named(LOG_SOFTMAX, input, axis, opset, mode, n_threads, 1)
     return _named(LOG_SOFTMAX, input, axis, opset, mode, n_threads, full_output) if y is None else y
 
 
@@ -165,7 +165,7 @@ def hardmax(input, *, axis=None, opset=None, mode=None, n_threads=None, full_out
     """ONNX Hardmax (opsets 1, 11, 13): 1 at the first maximum along the
     axis (or of each flattened row up to opset 12), 0 elsewhere; a row
     holding NaN is all 0."""
-    y = None if full_output else _isa.kernels.softmax_named(HARDMAX, input, axis, opset, mode, n_threads, 2)
+    y = None if full_output else _isa.routes.softmax_named(HARDMAX, input, axis, opset, mode, n_threads, 2)
     return _named(HARDMAX, input, axis, opset, mode, n_threads, full_output) if y is None else y
 
 
@@ -179,7 +179,7 @@ def _scipy_style(name, kind, x, axis, mode, n_threads):
     float64 like SciPy; float dtypes are kept."""
     if type(x) is np.ndarray and x.ndim and x.size:  # the named functions' direct route
         kernels = _isa.kernels
-        settings = kernels.direct_settings(mode, n_threads)
+        settings = _isa.routes.direct_settings(mode, n_threads)
         if settings is not None and (axis is None or type(axis) is int):
             threads, fast = settings
             y = (kernels.softmax_last_axis(x, x.size, kind, fast, threads) if axis is None  # one row

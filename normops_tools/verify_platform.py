@@ -210,10 +210,14 @@ def _cross_compiler_version():
     return _run([CROSS_CC, "--version"]).splitlines()[0]
 
 
+# the generic kernel build and the routes to it (compiled once in any build)
+MODULES = ("isa_baseline", "routes")
+
+
 def _kernel_sources(pkg):
     kernels = pkg / "_kernels"
-    return sorted([kernels / "isa_baseline.pyx"] + [p for ext in ("*.pxi", "*.pxd", "*.h")
-                                                    for p in kernels.glob(ext)])
+    return sorted([kernels / f"{name}.pyx" for name in MODULES] + [p for ext in ("*.pxi", "*.pxd", "*.h")
+                                                                 for p in kernels.glob(ext)])
 
 
 def build(work, *, openmp=True, extra_flags=()):
@@ -240,8 +244,9 @@ def build(work, *, openmp=True, extra_flags=()):
                            _cross_compiler_version()]).encode())
     build_dir = work.builds / key.hexdigest()[:16]
     suffix = f".cpython-311-{TRIPLET}.so"
-    target = build_dir / f"isa_baseline{suffix}"
-    if not target.exists():
+    targets = [build_dir / f"{name}{suffix}" for name in MODULES]
+    target = targets[0]
+    if not all(t.exists() for t in targets):
         from Cython.Build import cythonize
         src = build_dir / "src"
         if build_dir.exists():
@@ -250,32 +255,35 @@ def build(work, *, openmp=True, extra_flags=()):
                         ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__"))
         (src / "normops" / "__init__.py").write_text("")
         started = time.perf_counter()
-        pyx = src / "normops" / "_kernels" / "isa_baseline.pyx"
-        print(f"verify-platform: cythonizing {pyx.name} (Cython {Cython.__version__})", flush=True)
-        cythonize([str(pyx)], compiler_directives=directives, include_path=[str(src / "normops" / "_kernels")],
-                  quiet=True)
-        c_file = pyx.with_suffix(".c")
-        includes = work.python_includes() + [work.numpy_include(), src / "normops" / "_kernels"]
-        cmd = ([CROSS_CC, "-shared", "-fPIC"] + flags + (["-fopenmp"] if openmp else [])
-               + [f"-I{p}" for p in includes]
-               # pyconfig.h includes <aarch64-linux-gnu/python3.11/pyconfig.h>; searched after the
-               # cross compiler's own C library headers
-               + ["-idirafter", work.sysroot / "usr" / "include"]
-               + ["-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION", c_file, "-o", target])
-        print(f"verify-platform: compiling for aarch64 ({'OpenMP' if openmp else 'serial'})", flush=True)
-        _run(cmd)
-        print(f"verify-platform: built {target} in {time.perf_counter() - started:.0f} s", flush=True)
+        for name, built in zip(MODULES, targets):
+            pyx = src / "normops" / "_kernels" / f"{name}.pyx"
+            print(f"verify-platform: cythonizing {pyx.name} (Cython {Cython.__version__})", flush=True)
+            cythonize([str(pyx)], compiler_directives=directives,
+                      include_path=[str(src / "normops" / "_kernels")], quiet=True)
+            c_file = pyx.with_suffix(".c")
+            includes = work.python_includes() + [work.numpy_include(), src / "normops" / "_kernels"]
+            cmd = ([CROSS_CC, "-shared", "-fPIC"] + flags + (["-fopenmp"] if openmp else [])
+                   + [f"-I{p}" for p in includes]
+                   # pyconfig.h includes <aarch64-linux-gnu/python3.11/pyconfig.h>; searched after the
+                   # cross compiler's own C library headers
+                   + ["-idirafter", work.sysroot / "usr" / "include"]
+                   + ["-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION", c_file, "-o", built])
+            print(f"verify-platform: compiling {name} for aarch64 ({'OpenMP' if openmp else 'serial'})", flush=True)
+            _run(cmd)
+        print(f"verify-platform: built {', '.join(t.name for t in targets)} in "
+              f"{time.perf_counter() - started:.0f} s", flush=True)
     # the staged package: this checkout's Python files and the aarch64 module
     # (copied over, not removed first: a run still going keeps its files)
     work.stage = build_dir / "stage"
     for name in ("normops", "normops_tools"):  # the library and this tool, run there too
         shutil.copytree(root / name, work.stage / name, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__", "*.pyx", "*.pxi", "*.h", "*.pxd"))
-    staged = work.stage / "normops" / "_kernels" / target.name
-    if not staged.exists() or staged.read_bytes() != target.read_bytes():
-        # a new file renamed into place: a run still going has the old one mapped
-        shutil.copy(target, staged.with_suffix(".tmp"))
-        os.replace(staged.with_suffix(".tmp"), staged)
+    for built in targets:
+        staged = work.stage / "normops" / "_kernels" / built.name
+        if not staged.exists() or staged.read_bytes() != built.read_bytes():
+            # a new file renamed into place: a run still going has the old one mapped
+            shutil.copy(built, staged.with_suffix(".tmp"))
+            os.replace(staged.with_suffix(".tmp"), staged)
     return target
 
 

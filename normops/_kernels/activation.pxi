@@ -79,3 +79,14 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
                               start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
             team_release(threads)
     free(wide)
+
+
+cpdef object sigmoid_direct(object x, bint fast, int n_threads):
+    """ONNX Sigmoid of x, the thread count and flavour settled, when x is a
+    non-empty, aligned, native, C-contiguous float32 or float64 ndarray (or
+    float16, where the build converts it itself); else None."""
+    if fast_storage(x) < 0 or cnp.PyArray_SIZE(<cnp.ndarray>x) == 0:
+        return None
+    cdef cnp.ndarray y = kernel_output_like(<cnp.ndarray>x)
+    sigmoid_flat(x, y, fast, n_threads)
+    return y

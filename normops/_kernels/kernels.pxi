@@ -24,6 +24,9 @@ from normops._kernels.shim cimport (
     normops_set_threads_always, normops_stretch_from_size, normops_team_set_core_cache,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
+from normops._kernels.kernel_table cimport (
+    KernelTable, KERNEL_TABLE_NAME, RowDivisor, DIVIDE_BY_STD, DIVIDE_BY_L1, DIVIDE_BY_L2, is_plain_float, dims_product,
+)
 
 cnp.import_array()
 
@@ -175,8 +178,48 @@ include "arg_reduce.pxi"
 include "cumulative.pxi"
 include "gelu.pxi"
 include "transpose.pxi"
-include "route.pxi"
-include "named.pxi"
+
+
+# ---------------------------------------------------- the routes' entry points
+# The routes module (routes.pyx: named.pxi, route.pxi), compiled once, calls
+# these kernels of the build chosen at import through this table.
+
+cdef object table_softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
+    return softmax_direct(x, axis, version, kind, fast, n_threads)
+
+
+cdef object table_sigmoid_direct(object x, bint fast, int n_threads):
+    return sigmoid_direct(x, fast, n_threads)
+
+
+cdef object table_row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
+    return row_divide(x, y, rows, cols, kind, n_threads)
+
+
+cdef object table_cum_direct(object x, object axis, bint exclusive, bint reverse, bint multiply, int n_threads):
+    return cum_direct(x, axis, exclusive, reverse, multiply, n_threads)
+
+
+cdef object table_gelu_flat(object x, object b, object y, bint tanh, bint fast, int n_threads):
+    return gelu_flat(x, b, y, tanh, fast, n_threads)
+
+
+cdef object table_row_normalize_nd(object X, object scale, object bias, object axis, object epsilon, bint center,
+                                   bint one_type, bint y_follows_scale, int n_threads, bint want_mean,
+                                   bint want_inv):
+    return row_normalize_nd(X, scale, bias, axis, epsilon, center, one_type, y_follows_scale, n_threads,
+                            want_mean, want_inv)
+
+
+cdef KernelTable TABLE
+TABLE.softmax_direct = table_softmax_direct
+TABLE.sigmoid_direct = table_sigmoid_direct
+TABLE.row_divide = table_row_divide
+TABLE.cum_direct = table_cum_direct
+TABLE.gelu_flat = table_gelu_flat
+TABLE.row_normalize_nd = table_row_normalize_nd
+TABLE.placed_like = placed_like
+KERNEL_TABLE = PyCapsule_New(&TABLE, KERNEL_TABLE_NAME, NULL)
 
 
 # ----------------------------------------------------------------- checks

@@ -9,44 +9,6 @@
 # errors are raised.
 
 
-cdef inline Py_ssize_t dims_product(cnp.ndarray x, int first, int last):
-    """The product of x's dimensions first..last-1."""
-    cdef Py_ssize_t p = 1
-    cdef int i
-    for i in range(first, last):
-        p *= cnp.PyArray_DIM(x, i)
-    return p
-
-
-cpdef object softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
-    """ONNX Softmax (kind 0), LogSoftmax (1) or Hardmax (2) of this opset
-    ``version`` along ``axis`` of x, the thread count and flavour settled:
-    rows that are contiguous as the opset lays them out (the last axis at
-    every opset, flattened at any axis up to 12) by the rows kernel, along
-    a middle axis from opset 13 by the one that gathers blocks of columns
-    into rows and back (each column gets the row code's bits); None where
-    the kernels do not take x."""
-    if type(x) is not cnp.ndarray or type(axis) is not int:
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int ndim = cnp.PyArray_NDIM(a)
-    if ndim == 0 or not -ndim <= axis < ndim:
-        return None
-    cdef int ax = <int>axis
-    if ax < 0:
-        ax += ndim
-    if ax == ndim - 1:
-        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
-    if version < 13:
-        return softmax_last_axis(a, dims_product(a, ax, ndim), kind, fast, n_threads)
-    if cnp.PyArray_SIZE(a) == 0:
-        return None
-    cdef Py_ssize_t inner = dims_product(a, ax + 1, ndim)
-    if inner == 1:  # only 1s follow the axis: contiguous rows
-        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
-    return softmax_columns(a, dims_product(a, 0, ax), cnp.PyArray_DIM(a, ax), inner, kind, fast, n_threads)
-
-
 cdef object named_version(object op, object opset):
     """The operator version an opset argument stands for, if op has served
     it before (its cache); else None."""
@@ -71,18 +33,7 @@ def softmax_named(object op, object x, object axis, object opset, object mode, o
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return softmax_direct(x, axis, version, kind, settings.fast, settings.threads)
-
-
-cpdef object sigmoid_direct(object x, bint fast, int n_threads):
-    """ONNX Sigmoid of x, the thread count and flavour settled, when x is a
-    non-empty, aligned, native, C-contiguous float32 or float64 ndarray (or
-    float16, where the build converts it itself); else None."""
-    if fast_storage(x) < 0 or cnp.PyArray_SIZE(<cnp.ndarray>x) == 0:
-        return None
-    cdef cnp.ndarray y = kernel_output_like(<cnp.ndarray>x)
-    sigmoid_flat(x, y, fast, n_threads)
-    return y
+    return KERNELS.softmax_direct(x, axis, version, kind, settings.fast, settings.threads)
 
 
 def sigmoid_named(object op, object x, object opset, object mode, object n_threads):
@@ -94,7 +45,7 @@ def sigmoid_named(object op, object x, object opset, object mode, object n_threa
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return sigmoid_direct(x, settings.fast, settings.threads)
+    return KERNELS.sigmoid_direct(x, settings.fast, settings.threads)
 
 
 cpdef object row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object opset, object mode,
@@ -116,8 +67,8 @@ cpdef object row_divide_named(object op, object x, Py_ssize_t cols_axes, int kin
     if settle_call(mode, n_threads, &settings) < 0:
         return None
     cdef Py_ssize_t cols = dims_product(a, ndim - <int>cols_axes, ndim)
-    cdef cnp.ndarray y = placed_like(a)
-    row_divide(a, y, size // cols, cols, kind, settings.threads)
+    cdef cnp.ndarray y = KERNELS.placed_like(a)
+    KERNELS.row_divide(a, y, size // cols, cols, kind, settings.threads)
     return y
 
 
@@ -147,12 +98,12 @@ def cum_named(object x, object axis, object exclusive, object reverse, bint mult
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return cum_direct(x, axis, <bint>exclusive, <bint>reverse, multiply, settings.threads)
+    return KERNELS.cum_direct(x, axis, <bint>exclusive, <bint>reverse, multiply, settings.threads)
 
 
 def gelu_named(object op, object x, object b, bint tanh, object opset, object mode, object n_threads):
     """normops.ops.gelu (b None) and bias_gelu (b the bias): the output,
-    when x is a plain float array (is_plain_float, reduction.pxi) and b None or a 1-D
+    when x is a plain float array (is_plain_float, kernel_table.pxd) and b None or a 1-D
     plain array of x's dtype and x's last extent; or None."""
     if CONFIG is None:
         route_setup()
@@ -167,9 +118,9 @@ def gelu_named(object op, object x, object b, bint tanh, object opset, object mo
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    cdef cnp.ndarray y = placed_like(a)
+    cdef cnp.ndarray y = KERNELS.placed_like(a)
     if cnp.PyArray_SIZE(a):
-        gelu_flat(a, b, y, tanh, settings.fast, settings.threads)
+        KERNELS.gelu_flat(a, b, y, tanh, settings.fast, settings.threads)
     return y
 
 
@@ -199,7 +150,7 @@ def row_normalize_named(object op, tuple family, object X, object scale, object 
     if settle_call(mode, n_threads, &settings) < 0:
         return None
     cdef bint stats = full_output and statistics > 0
-    result = row_normalize_nd(X, scale, bias, axis, epsilon, family[0], family[1], family[2], settings.threads,
+    result = KERNELS.row_normalize_nd(X, scale, bias, axis, epsilon, family[0], family[1], family[2], settings.threads,
                               stats and statistics == 2, stats)
     if result is None or not full_output:
         return result if result is None else (<tuple>result)[0]

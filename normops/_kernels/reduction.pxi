@@ -408,16 +408,6 @@ cdef inline object scalar_or_array(cnp.ndarray out, bint scalar):
     return out
 
 
-cdef inline bint is_plain_float(object x) noexcept:
-    """An exact ndarray of float32/float64, native, aligned, C-contiguous."""
-    if type(x) is not cnp.ndarray:
-        return False
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int t = cnp.PyArray_TYPE(a)
-    return ((t == cnp.NPY_FLOAT32 or t == cnp.NPY_FLOAT64) and cnp.PyArray_IS_C_CONTIGUOUS(a)
-            and cnp.PyArray_ISALIGNED(a) and cnp.PyArray_ISNOTSWAPPED(a))
-
-
 cdef inline int plain_axis(object axis, int ndim) noexcept:
     """A Python int axis in [-ndim, ndim), normalised; -1 for anything else."""
     cdef int overflow = 0

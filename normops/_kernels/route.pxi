@@ -11,11 +11,14 @@
 # where an attribute set was not seen (None: seen, and never direct)
 cdef object ROUTE_UNSEEN = object()
 cdef dict NO_ATTRIBUTES = {}
-# set at the first call (normops is imported by then): normops._config, its
-# MAX_THREADS, and this module, which direct functions take as ``kernels``
+# set at the first call (normops is imported by then): normops._config and
+# its MAX_THREADS
 cdef object CONFIG = None
 cdef Py_ssize_t ROUTE_MAX_THREADS = 0
+# the ISA build the calls go to (use_kernels): the module, which direct
+# functions take as ``kernels``, and its table of entry points
 cdef object ISA_MODULE = None
+cdef KernelTable* KERNELS = NULL
 # types of the attribute values an entry may keep: their == is a plain
 # comparison, and with the types compared first -1.0 or True never stand
 # for -1 or 1; lists and tuples of ints too (the axes of older opsets),
@@ -100,11 +103,19 @@ def keep_direct(list entries, object version, object attributes, object direct, 
     entries.append((version, kept, direct))
 
 
+def use_kernels(object module):
+    """Send every route to this ISA build (normops._isa, at import and in
+    its use() blocks)."""
+    global ISA_MODULE, KERNELS
+    KERNELS = <KernelTable*>PyCapsule_GetPointer(module.KERNEL_TABLE, KERNEL_TABLE_NAME)
+    ISA_MODULE = module
+
+
 cdef route_setup():
-    global CONFIG, ROUTE_MAX_THREADS, ISA_MODULE, GLOBAL_CONFIG, THREAD_LOCAL
-    import sys
-    from normops import _config
-    ISA_MODULE = sys.modules[__name__]
+    global CONFIG, ROUTE_MAX_THREADS, GLOBAL_CONFIG, THREAD_LOCAL
+    from normops import _config, _isa
+    if KERNELS == NULL:  # normops._isa hands over its build when imported
+        use_kernels(_isa.kernels)
     ROUTE_MAX_THREADS = _config.MAX_THREADS
     GLOBAL_CONFIG = _config._global_config
     THREAD_LOCAL = _config._thread_local

@@ -3,10 +3,7 @@
 # there: docs/exactness.md). Reuses Sum16 (sum16.pxi), and
 # ieee_sqrt, canonical, row_chunk_threads from normalization*.pxi unchanged.
 
-cdef enum RowDivisor:
-    DIVIDE_BY_STD = 0   # MeanVarianceNormalization
-    DIVIDE_BY_L1 = 1    # LpNormalization p=1
-    DIVIDE_BY_L2 = 2    # LpNormalization p=2
+# RowDivisor (DIVIDE_BY_STD, _L1, _L2): kernel_table.pxd, which the routes share.
 
 
 cdef inline void divide_row(const floating* x, floating* y, Py_ssize_t cols, int kind) noexcept nogil:

@@ -605,3 +605,32 @@ def set_softmax_group_elements(Py_ssize_t elements, bint log_softmax=False):
     else:
         GROUP_ELEMENTS = max(0, elements)
     return old
+
+
+cpdef object softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
+    """ONNX Softmax (kind 0), LogSoftmax (1) or Hardmax (2) of this opset
+    ``version`` along ``axis`` of x, the thread count and flavour settled:
+    rows that are contiguous as the opset lays them out (the last axis at
+    every opset, flattened at any axis up to 12) by the rows kernel, along
+    a middle axis from opset 13 by the one that gathers blocks of columns
+    into rows and back (each column gets the row code's bits); None where
+    the kernels do not take x."""
+    if type(x) is not cnp.ndarray or type(axis) is not int:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int ndim = cnp.PyArray_NDIM(a)
+    if ndim == 0 or not -ndim <= axis < ndim:
+        return None
+    cdef int ax = <int>axis
+    if ax < 0:
+        ax += ndim
+    if ax == ndim - 1:
+        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
+    if version < 13:
+        return softmax_last_axis(a, dims_product(a, ax, ndim), kind, fast, n_threads)
+    if cnp.PyArray_SIZE(a) == 0:
+        return None
+    cdef Py_ssize_t inner = dims_product(a, ax + 1, ndim)
+    if inner == 1:  # only 1s follow the axis: contiguous rows
+        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
+    return softmax_columns(a, dims_product(a, 0, ax), cnp.PyArray_DIM(a, ax), inner, kind, fast, n_threads)

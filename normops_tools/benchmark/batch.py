@@ -136,17 +136,17 @@ def measure_pool(pools=(2, 4), rounds: int = 15, calls: int = 80, rows: int = 10
     times = {u: [] for u in units}
     try:
         for v, p, t in units:  # warm-up: every pool thread's first calls
-            _isa.kernels = builds[v]
+            _isa.switch_to(builds[v])
             list(executors[p].map(run, [(3, t)] * p))
         for r in range(rounds):
             k = r % len(units)
             for v, p, t in units[k:] + units[:k]:
-                _isa.kernels = builds[v]
+                _isa.switch_to(builds[v])
                 start = time.perf_counter()
                 list(executors[p].map(run, [(calls // p, t)] * p))
                 times[(v, p, t)].append(time.perf_counter() - start)
     finally:
-        _isa.kernels = loaded
+        _isa.switch_to(loaded)
         for executor in executors.values():
             executor.shutdown()
 

@@ -1,0 +1,16 @@
+# The routes from normops' entry points to the kernels: normops.run's
+# kept direct functions (route.pxi) and the named functions' route in C
+# (named.pxi). None of it depends on the instruction set, so it is
+# compiled once (setup.py); it reaches the kernels of the ISA build chosen
+# at import through that build's table (kernel_table.pxd, use_kernels).
+
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from normops._kernels.kernel_table cimport (
+    KernelTable, KERNEL_TABLE_NAME, DIVIDE_BY_L1, DIVIDE_BY_L2, is_plain_float, dims_product,
+)
+
+cnp.import_array()
+
+include "route.pxi"
+include "named.pxi"
