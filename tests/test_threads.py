@@ -171,6 +171,24 @@ def test_log_sum_exp_has_figures_of_its_own(pinned):
     assert plan(elements, "reduce_exp_exact", chunk=1024) == 2
 
 
+def test_scans_along_the_last_axis_have_figures_of_their_own(pinned):
+    # CumSum/CumProd along the last axis run one dependent chain a line;
+    # along another axis, lines side by side in vectors: about 2x apart
+    # per element, so the two layouts are timed and decided apart
+    x = np.random.default_rng(2).standard_normal((512, 2048), dtype=np.float32)  # several chunks either way
+    for axis, family, other in ((1, "scan_lines", "scan"), (0, "scan", "scan_lines")):
+        kernels.forget_thread_costs()
+        for _ in range(8):
+            normops.ops.cum_sum(x, np.array(axis), n_threads=2)
+        measured = kernels.thread_costs()["measured"]
+        assert measured[family] and not measured[other]
+    kernels.forget_thread_costs()
+    pinned(ns_per_element={"scan": 0.15, "scan_lines": 0.35}, wake_us=10)
+    elements = 50_000  # W: 7.5 µs side by side (no team), 17.5 µs as chains (a team pays)
+    assert plan(elements, "scan", chunk=1024) == 1
+    assert plan(elements, "scan_lines", chunk=1024) == 2
+
+
 def test_a_team_that_only_shares_the_memory_bus_is_not_started(pinned):
     # 4 Mi elements of a reduction at 0.05 ns (W = 210 µs), a team awake in
     # 15 µs: sharing perfectly (s = 1) two threads take 15 + 195 / 2 µs;

@@ -197,7 +197,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         per_chunk = max(1, REDUCE_CHUNK_ELEMENTS // n)
         per_chunk = (per_chunk + CUM_SIDE_BY_SIDE - 1) // CUM_SIDE_BY_SIDE * CUM_SIDE_BY_SIDE
         chunks = (outer + per_chunk - 1) // per_chunk
-        threads = threads_for(n_threads, chunks, outer * n, NORMOPS_COST_SCAN)
+        threads = threads_for(n_threads, chunks, outer * n, NORMOPS_COST_SCAN_LINES)
         if threads <= 1:
             serial_begin()
             cum_line_range(x, y, n, 0, outer, exclusive, reverse, op)

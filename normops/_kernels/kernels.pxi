@@ -16,7 +16,7 @@ from normops._kernels.shim cimport (
     normops_budget_grant, normops_budget_in_use, normops_budget_share, normops_budget_state,
     NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_SOFTMAX_EXACT, NORMOPS_COST_SOFTMAX_FAST,
     NORMOPS_COST_MAP_EXACT, NORMOPS_COST_MAP_FAST, NORMOPS_COST_SCAN,
-    NORMOPS_COST_MOVE, NORMOPS_COST_ROWS_RMS, NORMOPS_COST_REDUCE_EXP_EXACT, NORMOPS_COST_REDUCE_EXP_FAST,
+    NORMOPS_COST_MOVE, NORMOPS_COST_ROWS_RMS, NORMOPS_COST_REDUCE_EXP_EXACT, NORMOPS_COST_REDUCE_EXP_FAST, NORMOPS_COST_SCAN_LINES,
     NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
     NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan, normops_gap_bucket,
     normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
@@ -398,7 +398,7 @@ def release_threads(int taken):
 
 # team.h's cost families, in its order (normops._threads.FAMILIES reads this)
 FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move",
-                "rows_rms", "reduce_exp_exact", "reduce_exp_fast")
+                "rows_rms", "reduce_exp_exact", "reduce_exp_fast", "scan_lines")
 SIZE_CLASSES = ("<64Ki", "<128Ki", "<256Ki", "<512Ki", "<1Mi", "<2Mi", "<4Mi", "<8Mi", "<16Mi", "<32Mi", "<64Mi",
                 ">=64Mi")  # elements; team.h, normops_size_class
 

@@ -30,6 +30,7 @@ cdef extern from "team.h" nogil:
         NORMOPS_COST_ROWS_RMS
         NORMOPS_COST_REDUCE_EXP_EXACT
         NORMOPS_COST_REDUCE_EXP_FAST
+        NORMOPS_COST_SCAN_LINES
         NORMOPS_COST_FAMILIES
         NORMOPS_GAP_BUCKETS
         NORMOPS_IDLE_FROM_BUCKET
@@ -39,16 +40,16 @@ cdef extern from "team.h" nogil:
         NORMOPS_GAIN_PERCENT
         NORMOPS_SIZES
     ctypedef struct normops_team_state:
-        long long ps_per_element[3][11][12]
-        int cost_samples[3][11][12]
-        int cost_pinned[11]
+        long long ps_per_element[3][12][12]
+        int cost_samples[3][12][12]
+        int cost_pinned[12]
         long long wake_ns[48]
         unsigned wake_count[48]
         int wake_pinned
         long long join_ns
-        long long stretch_pm[3][11][12]
-        unsigned stretch_count[3][11][12]
-        int stretch_pinned[11]
+        long long stretch_pm[3][12][12]
+        unsigned stretch_count[3][12][12]
+        int stretch_pinned[12]
         int stretch_from_size
     long long normops_cost_ps(int level, int family, long long elements)
     int normops_gap_bucket(long long gap_ns)

@@ -78,11 +78,12 @@ enum {
     NORMOPS_COST_SOFTMAX_FAST,
     NORMOPS_COST_MAP_EXACT,      /* element-wise transcendentals: Sigmoid, Gelu, exp32/log32 maps, exact */
     NORMOPS_COST_MAP_FAST,
-    NORMOPS_COST_SCAN,           /* CumSum, CumProd */
+    NORMOPS_COST_SCAN,           /* CumSum, CumProd along other axes: lines side by side in vectors */
     NORMOPS_COST_MOVE,           /* transposes */
     NORMOPS_COST_ROWS_RMS,       /* uncentred row normalisations (RMSNormalization): a third cheaper */
     NORMOPS_COST_REDUCE_EXP_EXACT,  /* ReduceLogSumExp, exact: 5-10x a sum's element */
     NORMOPS_COST_REDUCE_EXP_FAST,
+    NORMOPS_COST_SCAN_LINES,     /* CumSum, CumProd along the last axis: one dependent chain a line */
     NORMOPS_COST_FAMILIES
 };
 #define NORMOPS_GAP_BUCKETS 24   /* gaps < 1 µs, [1, 2) µs, ... [2^21, 2^22) µs, >= 2^22 µs or none */
@@ -163,7 +164,7 @@ static inline int normops_set_threads_always(int always) {
 /* Costs assumed before a family's first measured loop: a fast machine's
  * (so that a first call errs towards one thread, and gets timed). */
 static const long long normops_cost_prior_ps[NORMOPS_COST_FAMILIES] = {100, 30, 200, 100, 150, 80, 150, 50, 70,
-                                                                        250, 150};
+                                                                        250, 150, 250};
 
 /* ------------------------------------------------------------- the budget
  * How many threads are inside normops's parallel loops right now, summed
