@@ -129,15 +129,14 @@ def pin(costs):
     costs = costs or {}
     unpin = {"ns_per_element": {}, "wake_us": {}, "join_us": (), "stretch": {}}
     changes = {key: costs[key] if key in costs else unpin[key] for key in KEYS if key in costs or key in _pinned}
-    _isa.kernels.pin_thread_costs(**changes)
+    _isa.routes.pin_thread_costs(**changes)
     _pinned = dict(costs)
 
 
 def figures():
     """The figures in force for the loaded ISA level, and the smallest
     inputs that take 2 threads by family, in a loop and after idle time."""
-    kernels = _isa.kernels
-    info = kernels.thread_costs()
+    info = _isa.routes.thread_costs()
     info["core_cache_bytes"] = core_cache_bytes()
     info["two_threads_from_elements"] = {
         label: {family: smallest_parallel(family, gap, idle) for family in FAMILIES}
@@ -192,7 +191,7 @@ def core_cache_bytes():
 
 def read_core_cache():
     """Tell the kernels one core's cache size (where large loops begin)."""
-    _isa.kernels.set_core_cache_bytes(core_cache_bytes())
+    _isa.routes.set_core_cache_bytes(core_cache_bytes())
 
 
 def pin_from_environment():

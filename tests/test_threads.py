@@ -18,6 +18,7 @@ from normops._errors import InvalidInputError
 from normops._spec import ROW_CHUNK_ELEMENTS
 
 kernels = _isa.kernels
+routes = _isa.routes
 
 
 @pytest.fixture
@@ -109,7 +110,7 @@ def test_small_calls_are_neither_timed_nor_counted():
         normops.layer_normalization(x, w, n_threads=2)
         normops.ops.softmax(x, n_threads=2)
         normops.sum(x, axis=1, n_threads=2)
-    costs = kernels.thread_costs()
+    costs = routes.thread_costs()
     assert not any(costs["measured"].values())
     assert all(v is None for v in costs["wake_us"].values())
 
@@ -126,7 +127,7 @@ def test_the_figures_are_learned_from_calls_above_the_floor():
     for _ in range(40):  # the first loops of a family are timed on one thread
         got = normops.layer_normalization(x, w, n_threads=2)
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
-    costs = kernels.thread_costs()
+    costs = routes.thread_costs()
     assert costs["measured"]["rows"] and not costs["measured"]["scan"]
     assert 0 < costs["ns_per_element"]["rows"] < 100
     # some loops ran on a team (back to back: gaps the caller spent busy)
@@ -142,7 +143,7 @@ def test_rms_rows_have_figures_of_their_own(pinned):
     w = np.ones(512, np.float32)
     for _ in range(8):
         normops.rms_normalization(x, w, n_threads=2)  # its first loops are timed on one thread
-    measured = kernels.thread_costs()["measured"]
+    measured = routes.thread_costs()["measured"]
     assert measured["rows_rms"] and not measured["rows"]
     kernels.forget_thread_costs()
     pinned(ns_per_element={"rows": 0.3, "rows_rms": 0.1}, wake_us=10)
@@ -159,11 +160,11 @@ def test_log_sum_exp_has_figures_of_its_own(pinned):
     x = np.random.default_rng(1).standard_normal((256, 1024), dtype=np.float32)
     for _ in range(8):
         normops.reduce_log_sum_exp(x, np.array([1]), n_threads=2)
-    measured = kernels.thread_costs()["measured"]
+    measured = routes.thread_costs()["measured"]
     assert measured["reduce_exp_exact"] and measured["reduce"] and not measured["reduce_exp_fast"]
     for _ in range(8):
         normops.reduce_log_sum_exp(x, np.array([1]), n_threads=2, mode="fast")
-    assert kernels.thread_costs()["measured"]["reduce_exp_fast"]
+    assert routes.thread_costs()["measured"]["reduce_exp_fast"]
     kernels.forget_thread_costs()
     pinned(ns_per_element={"reduce": 0.04, "reduce_exp_exact": 0.4}, wake_us=10)
     elements = 60_000  # W: 2.4 µs summed (no team), 24 µs through exp (a team pays)
@@ -180,7 +181,7 @@ def test_scans_along_the_last_axis_have_figures_of_their_own(pinned):
         kernels.forget_thread_costs()
         for _ in range(8):
             normops.ops.cum_sum(x, np.array(axis), n_threads=2)
-        measured = kernels.thread_costs()["measured"]
+        measured = routes.thread_costs()["measured"]
         assert measured[family] and not measured[other]
     kernels.forget_thread_costs()
     pinned(ns_per_element={"scan": 0.15, "scan_lines": 0.35}, wake_us=10)
@@ -218,17 +219,17 @@ def test_large_team_loops_teach_stretch_and_small_ones_the_wake_up(pinned):
         normops.sum(x, axis=1)
     finally:
         kernels.set_threads_always(old)
-    stretch = kernels.thread_costs()["stretch_by_size"]["reduce"]
+    stretch = routes.thread_costs()["stretch_by_size"]["reduce"]
     assert stretch["<2Mi"] == 1.0
     assert all(v is None for k, v in stretch.items() if k != "<2Mi")
-    assert all(v is None for f, sizes in kernels.thread_costs()["stretch_by_size"].items() if f != "reduce"
+    assert all(v is None for f, sizes in routes.thread_costs()["stretch_by_size"].items() if f != "reduce"
                for v in sizes.values())
 
 
 @pytest.fixture
 def core_cache():
     """Set one core's cache size for one test, then the machine's again."""
-    yield kernels.set_core_cache_bytes
+    yield routes.set_core_cache_bytes
     _threads.read_core_cache()
 
 
@@ -242,7 +243,7 @@ def core_cache():
 ])
 def test_where_large_loops_begin_follows_the_core_cache(core_cache, nbytes, first):
     core_cache(nbytes)
-    assert kernels.thread_costs()["stretch_from_elements"] == first
+    assert routes.thread_costs()["stretch_from_elements"] == first
 
 
 def test_a_loop_larger_than_the_core_cache_teaches_stretch_and_a_smaller_one_does_not(pinned, core_cache):
@@ -260,7 +261,7 @@ def test_a_loop_larger_than_the_core_cache_teaches_stretch_and_a_smaller_one_doe
             normops.sum(x, axis=1)
         finally:
             kernels.set_threads_always(old)
-        assert (kernels.thread_costs()["stretch_by_size"]["reduce"]["<2Mi"] is not None) == learned
+        assert (routes.thread_costs()["stretch_by_size"]["reduce"]["<2Mi"] is not None) == learned
 
 
 def test_the_core_cache_is_read_from_the_system():
@@ -274,16 +275,16 @@ def test_the_core_cache_is_read_from_the_system():
 def test_set_config_and_config_pin_and_restore(pinned):
     normops.set_config(thread_costs={"ns_per_element": {"scan": 0.5}, "wake_us": 30})
     assert normops.get_config()["thread_costs"] == {"ns_per_element": {"scan": 0.5}, "wake_us": {0.0: 30.0}}
-    costs = kernels.thread_costs()
+    costs = routes.thread_costs()
     assert costs["ns_per_element"]["scan"] == 0.5 and costs["pinned"]["scan"] and costs["wake_pinned"]
     assert set(v for v in costs["wake_us"].values()) == {30.0}
     with normops.config(thread_costs={"wake_us": {0: 2, 1000: 3000}}):
-        inner = kernels.thread_costs()
+        inner = routes.thread_costs()
         assert not inner["pinned"]["scan"]  # the block's pin replaces the process's
         assert inner["wake_us"][0] == 2.0 and inner["wake_us"][1024] == 3000.0 and inner["wake_us"][512] == 2.0
-    assert kernels.thread_costs()["ns_per_element"]["scan"] == 0.5
+    assert routes.thread_costs()["ns_per_element"]["scan"] == 0.5
     normops.set_config(thread_costs=None)
-    after = kernels.thread_costs()
+    after = routes.thread_costs()
     assert not after["pinned"]["scan"] and not after["wake_pinned"]
 
 
@@ -303,7 +304,7 @@ def test_bad_pins_are_refused(costs, message):
 
 
 def test_the_environment_variable_pins_at_import():
-    code = ("import normops; from normops import _isa; c = _isa.kernels.thread_costs();"
+    code = ("import normops; from normops import _isa; c = _isa.routes.thread_costs();"
             "print(c['ns_per_element']['rows'], c['pinned']['rows'], c['wake_us'][0], c['wake_us'][2048])")
     code += "; print(c['stretch_by_size']['reduce']['<16Mi'], c['stretch_pinned']['reduce'])"
     env = dict(os.environ, NORMOPS_THREAD_COSTS="rows=0.25,wake_us=0:4;1000:6000,stretch=reduce:1.75",

@@ -109,6 +109,7 @@ def use_kernels(object module):
     global ISA_MODULE, KERNELS
     KERNELS = <KernelTable*>PyCapsule_GetPointer(module.KERNEL_TABLE, KERNEL_TABLE_NAME)
     ISA_MODULE = module
+    use_team_state(module)
 
 
 cdef route_setup():

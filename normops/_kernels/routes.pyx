@@ -1,6 +1,7 @@
 # The routes from normops' entry points to the kernels: normops.run's
 # kept direct functions (route.pxi) and the named functions' route in C
-# (named.pxi). None of it depends on the instruction set, so it is
+# (named.pxi), and the Python face of the thread decisions' figures
+# (thread_costs.pxi). None of it depends on the instruction set, so it is
 # compiled once (setup.py); it reaches the kernels of the ISA build chosen
 # at import through that build's table (kernel_table.pxd, use_kernels).
 
@@ -14,3 +15,4 @@ cnp.import_array()
 
 include "route.pxi"
 include "named.pxi"
+include "thread_costs.pxi"

@@ -1,0 +1,118 @@
+# The figures the kernels' thread decisions use (team.h), shown and pinned
+# from Python: normops/_threads.py's face of the cost model. Part of the
+# routes module (compiled once): every ISA build loaded shares one team
+# state (normops._isa.load), which use_team_state points this module at,
+# with the chosen build's level for the per-level figures.
+
+from normops._kernels.shim cimport (
+    NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_TEAM_FLOOR_PS,
+    NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_figures, normops_join_estimate, normops_budget_share,
+    normops_stretch_from_size, normops_team_set_core_cache,
+)
+
+# the chosen build's ISA level (0 baseline, 1 AVX2, 2 AVX-512) and team.h's
+# cost families, in its order (the build's FAMILY_NAMES)
+cdef int LEVEL = 0
+FAMILY_NAMES = ()
+SIZE_CLASSES = ("<64Ki", "<128Ki", "<256Ki", "<512Ki", "<1Mi", "<2Mi", "<4Mi", "<8Mi", "<16Mi", "<32Mi", "<64Mi",
+                ">=64Mi")  # elements; team.h, normops_size_class
+
+
+cdef use_team_state(object module):
+    """Read and pin the figures of this ISA build's team state."""
+    global LEVEL, FAMILY_NAMES
+    normops_budget_share(PyCapsule_GetPointer(module.thread_budget(), b"normops.thread_budget"))
+    LEVEL = ("baseline", "avx2", "avx512").index(module.ISA_LEVEL)
+    FAMILY_NAMES = module.FAMILY_NAMES
+
+
+def thread_costs():
+    """The figures team.h decides with, for the chosen build's ISA level: ns per
+    element of each family (measured, or the prior while unmeasured: see
+    `measured`), the wake-up delay L in µs by gap (keyed by the shortest
+    gap of each bucket, in µs; None where unmeasured), the per-thread join
+    cost, and which are pinned."""
+    cdef normops_team_state* s = normops_team_figures()
+    cdef int f, b
+    return {
+        "ns_per_element": {FAMILY_NAMES[f]: normops_cost_ps(LEVEL, f, 1 << 16) / 1000.0
+                           for f in range(NORMOPS_COST_FAMILIES)},
+        "ns_per_element_by_size": {
+            FAMILY_NAMES[f]: {label: (s.ps_per_element[LEVEL][f][k] / 1000.0
+                                      if s.cost_samples[LEVEL][f][k] > 0 or s.cost_pinned[f] else None)
+                              for k, label in enumerate(SIZE_CLASSES)}
+            for f in range(NORMOPS_COST_FAMILIES)},
+        "measured": {FAMILY_NAMES[f]: any(s.cost_samples[LEVEL][f][k] > 0 for k in range(NORMOPS_SIZES))
+                     for f in range(NORMOPS_COST_FAMILIES)},
+        "pinned": {FAMILY_NAMES[f]: bool(s.cost_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
+        "wake_us": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b] < 0 else s.wake_ns[b] / 1000.0)
+                    for b in range(NORMOPS_GAP_BUCKETS)},
+        "wake_us_idle": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b + NORMOPS_GAP_BUCKETS] < 0
+                                                       else s.wake_ns[b + NORMOPS_GAP_BUCKETS] / 1000.0)
+                         for b in range(NORMOPS_IDLE_FROM_BUCKET, NORMOPS_GAP_BUCKETS)},
+        "stretch_by_size": {
+            FAMILY_NAMES[f]: {label: (s.stretch_pm[LEVEL][f][k] / 1000.0
+                                      if s.stretch_count[LEVEL][f][k] > 0 or s.stretch_pinned[f]
+                                      else None)
+                              for k, label in enumerate(SIZE_CLASSES)}
+            for f in range(NORMOPS_COST_FAMILIES)},
+        "stretch_pinned": {FAMILY_NAMES[f]: bool(s.stretch_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
+        "wake_pinned": bool(s.wake_pinned),
+        "join_us": normops_join_estimate() / 1000.0,
+        "join_pinned": s.join_ns >= 0,
+        "stretch_from_elements": 1 << (15 + normops_stretch_from_size()),
+        "floor_us": NORMOPS_TEAM_FLOOR_PS / 1e6,
+        "gain_percent": NORMOPS_GAIN_PERCENT,
+    }
+
+
+def gap_bucket_lower_edge_us(int bucket):
+    """The shortest gap, in µs, of a gap bucket."""
+    return 0 if bucket == 0 else 1 << (bucket - 1)
+
+
+def pin_thread_costs(ns_per_element=None, wake_us=None, join_us=None, stretch=None):
+    """Pin figures for every ISA level (None leaves one as it is, learned or
+    pinned; an empty dict unpins): ns_per_element, family -> ns;
+    stretch, family -> s (1: a team shares the work perfectly);
+    wake_us, a step function as a dict: gap in µs -> L in µs for that gap
+    and longer ones (the smallest key also covers shorter gaps); join_us,
+    µs, or () to unpin. Pinned figures are not learned. Checked by normops._threads."""
+    cdef normops_team_state* s = normops_team_figures()
+    cdef int f, b, level, k
+    if ns_per_element is not None:
+        for f in range(NORMOPS_COST_FAMILIES):
+            name = FAMILY_NAMES[f]
+            s.cost_pinned[f] = name in ns_per_element
+            for level in range(3):
+                for k in range(NORMOPS_SIZES):
+                    s.ps_per_element[level][f][k] = (max(1, round(float(ns_per_element[name]) * 1000))
+                                                     if name in ns_per_element else 0)
+                    s.cost_samples[level][f][k] = 0
+    if wake_us is not None:
+        s.wake_pinned = bool(wake_us)
+        steps = sorted((float(gap), float(value)) for gap, value in wake_us.items())
+        for b in range(2 * NORMOPS_GAP_BUCKETS):  # busy gaps, then idle ones alike
+            value = steps[0][1] if steps else -1.0
+            for gap, step in steps:
+                if gap <= gap_bucket_lower_edge_us(b % NORMOPS_GAP_BUCKETS):
+                    value = step
+            s.wake_ns[b] = -1 if value < 0 else round(value * 1000)
+            s.wake_count[b] = 0
+    if join_us is not None:
+        s.join_ns = -1 if join_us == () else max(0, round(float(join_us) * 1000))
+    if stretch is not None:
+        for f in range(NORMOPS_COST_FAMILIES):
+            name = FAMILY_NAMES[f]
+            s.stretch_pinned[f] = name in stretch
+            for level in range(3):
+                for k in range(NORMOPS_SIZES):
+                    s.stretch_pm[level][f][k] = round(float(stretch[name]) * 1000) if name in stretch else 0
+                    s.stretch_count[level][f][k] = 0
+
+
+def set_core_cache_bytes(long long nbytes):
+    """One core's own cache (L2) size as the system reports it (0: unknown):
+    loops whose float32 data exceed it teach the team's stretch s, smaller
+    ones the wake-up L (team.h). Shared by every ISA build."""
+    normops_team_set_core_cache(nbytes)
