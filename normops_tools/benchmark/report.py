@@ -556,7 +556,9 @@ def render_page(results, figures=(), prefix: str = "") -> str:
         f"Measured {meta.get('started')} with `{meta.get('command') or 'python -m normops bench'}`.",
         "",
         "normops is compared with ONNX Runtime (the bar it must clear), NumPy/SciPy and "
-        "torch (when installed). The numbers below come from one shared 2-core machine: "
+        "torch (when installed; its CPU build, which the page uses, comes from `pip install torch "
+        "--index-url https://download.pytorch.org/whl/cpu`: PyPI's Linux wheel brings CUDA). "
+        "The numbers below come from one shared 2-core machine: "
         "they are medians, and differences of a few percent are noise.",
         "",
         "What limits the large cases, the profiles and what was tried is in "
