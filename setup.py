@@ -211,7 +211,7 @@ def _extensions():
         compiler_directives=CYTHON_DIRECTIVES,
         include_path=["normops/_kernels"],
         # the ISA modules are translated side by side too (one process each)
-        nthreads=int(os.environ.get("NORMOPS_CYTHON_JOBS", "0")) or (min(len(exts), os.cpu_count() or 1) if len(exts) > 1 else None),
+        nthreads=int(os.environ.get("NORMOPS_CYTHON_JOBS", "0")) or min(len(exts), os.cpu_count() or 1),
     )
 
 

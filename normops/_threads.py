@@ -137,7 +137,7 @@ def figures():
     """The figures in force for the loaded ISA level, and the smallest
     inputs that take 2 threads by family, in a loop and after idle time."""
     info = _isa.routes.thread_costs()
-    info["core_cache_bytes"] = core_cache_bytes()
+    info["core_cache_bytes"] = _core_cache
     info["two_threads_from_elements"] = {
         label: {family: smallest_parallel(family, gap, idle) for family in FAMILIES}
         for label, (gap, idle) in THRESHOLD_GAPS_US.items()}
@@ -189,9 +189,15 @@ def core_cache_bytes():
     return 0
 
 
+#: one core's cache size as read at import (read_core_cache)
+_core_cache = 0
+
+
 def read_core_cache():
     """Tell the kernels one core's cache size (where large loops begin)."""
-    _isa.routes.set_core_cache_bytes(core_cache_bytes())
+    global _core_cache
+    _core_cache = core_cache_bytes()
+    _isa.routes.set_core_cache_bytes(_core_cache)
 
 
 def pin_from_environment():

@@ -17,11 +17,9 @@ from normops._kernels.shim cimport (
     NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_SOFTMAX_EXACT, NORMOPS_COST_SOFTMAX_FAST,
     NORMOPS_COST_MAP_EXACT, NORMOPS_COST_MAP_FAST, NORMOPS_COST_SCAN,
     NORMOPS_COST_MOVE, NORMOPS_COST_ROWS_RMS, NORMOPS_COST_REDUCE_EXP_EXACT, NORMOPS_COST_REDUCE_EXP_FAST, NORMOPS_COST_SCAN_LINES,
-    NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_THIS_LEVEL, NORMOPS_TEAM_FLOOR_PS,
-    NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_choose, normops_team_plan, normops_gap_bucket,
-    normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release, normops_team_forget,
-    normops_team_figures, normops_team_note_region_end, normops_plan_drop, normops_join_estimate,
-    normops_set_threads_always, normops_stretch_from_size, normops_team_set_core_cache,
+    NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_THIS_LEVEL, normops_team_choose, normops_team_plan,
+    normops_gap_bucket, normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release,
+    normops_team_forget, normops_team_note_region_end, normops_plan_drop, normops_set_threads_always,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 from normops._kernels.kernel_table cimport (
@@ -396,9 +394,14 @@ def release_threads(int taken):
     team_release(taken)
 
 
-# team.h's cost families, in its order (normops._threads.FAMILIES reads this)
+# team.h's cost families, in its order (normops._threads.FAMILIES reads this),
+# and the level this build's figures are kept under (0 baseline, 1 AVX2,
+# 2 AVX-512; the routes module reads both)
 FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move",
                 "rows_rms", "reduce_exp_exact", "reduce_exp_fast", "scan_lines")
+FIGURES_LEVEL = NORMOPS_THIS_LEVEL
+
+
 def forget_thread_costs():
     """Forget every learned figure (pinned ones stay) and this thread's
     last team."""

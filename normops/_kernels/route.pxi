@@ -114,9 +114,7 @@ def use_kernels(object module):
 
 cdef route_setup():
     global CONFIG, ROUTE_MAX_THREADS, GLOBAL_CONFIG, THREAD_LOCAL
-    from normops import _config, _isa
-    if KERNELS == NULL:  # normops._isa hands over its build when imported
-        use_kernels(_isa.kernels)
+    from normops import _config  # importing normops ran use_kernels (normops._isa)
     ROUTE_MAX_THREADS = _config.MAX_THREADS
     GLOBAL_CONFIG = _config._global_config
     THREAD_LOCAL = _config._thread_local

@@ -6,7 +6,8 @@
 
 from normops._kernels.shim cimport (
     NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_TEAM_FLOOR_PS,
-    NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_figures, normops_join_estimate, normops_budget_share,
+    NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_figures,
+    normops_join_estimate, normops_budget_share,
     normops_stretch_from_size, normops_team_set_core_cache,
 )
 
@@ -19,10 +20,10 @@ SIZE_CLASSES = ("<64Ki", "<128Ki", "<256Ki", "<512Ki", "<1Mi", "<2Mi", "<4Mi", "
 
 
 cdef use_team_state(object module):
-    """Read and pin the figures of this ISA build's team state."""
+    """Show and pin the figures of this ISA build's team state, at its level."""
     global LEVEL, FAMILY_NAMES
     normops_budget_share(PyCapsule_GetPointer(module.thread_budget(), b"normops.thread_budget"))
-    LEVEL = ("baseline", "avx2", "avx512").index(module.ISA_LEVEL)
+    LEVEL = module.FIGURES_LEVEL
     FAMILY_NAMES = module.FAMILY_NAMES
 
 
