@@ -62,6 +62,27 @@ def test_a_slow_wake_up_keeps_calls_after_idle_time_on_one_thread(pinned):
     assert plan(large, "softmax_exact", gap_us=None) == 1          # no team yet: as after idle
 
 
+def test_one_stall_in_five_after_idle_time_keeps_those_calls_serial(pinned):
+    # a wake-up quick four times in five and 6 ms once: between busy calls
+    # the lower median decides (a team), after idle time the stall does
+    # (a stall there costs a call far more than a team saves it)
+    pinned(ns_per_element={"softmax_exact": 0.2})
+    kernels.forget_thread_costs()
+    large = 1024 * 4096   # 839 µs on one thread
+    for wake_us in (40, 40, 6000, 40, 40):
+        routes.learn_wake_up(20_000, wake_us, idle=False)
+        routes.learn_wake_up(20_000, wake_us, idle=True)
+    assert routes.thread_costs()["wake_us"][16384] == 40
+    assert routes.thread_costs()["wake_us_idle"][16384] == 6000
+    assert plan(large, "softmax_exact", gap_us=20_000) == 2
+    assert kernels.planned_threads(2, 256, 16384, large, "softmax_exact", 20_000, idle=True)[0] == 1
+    # five quick wake-ups in a row push the stall out: teams again
+    for _ in range(5):
+        routes.learn_wake_up(20_000, 40, idle=True)
+    assert routes.thread_costs()["wake_us_idle"][16384] == 40
+    assert kernels.planned_threads(2, 256, 16384, large, "softmax_exact", 20_000, idle=True)[0] == 2
+
+
 def test_a_wake_up_of_several_milliseconds_everywhere(pinned):
     pinned(ns_per_element={"reduce": 0.05}, wake_us=5000)
     assert plan(4096 * 4096, "reduce") == 1       # 0.84 ms of work

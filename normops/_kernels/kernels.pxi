@@ -17,8 +17,8 @@ from normops._kernels.shim cimport (
     NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_SOFTMAX_EXACT, NORMOPS_COST_SOFTMAX_FAST,
     NORMOPS_COST_MAP_EXACT, NORMOPS_COST_MAP_FAST, NORMOPS_COST_SCAN,
     NORMOPS_COST_MOVE, NORMOPS_COST_ROWS_RMS, NORMOPS_COST_REDUCE_EXP_EXACT, NORMOPS_COST_REDUCE_EXP_FAST, NORMOPS_COST_SCAN_LINES,
-    NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_THIS_LEVEL, normops_team_choose, normops_team_plan,
-    normops_gap_bucket, normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release,
+    NORMOPS_THIS_LEVEL, normops_team_choose, normops_team_plan,
+    normops_gap_slot, normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release,
     normops_team_forget, normops_team_note_region_end, normops_plan_drop, normops_set_threads_always,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
@@ -417,9 +417,7 @@ def planned_threads(int cap, long long chunks, long long chunk_elements, long lo
     state changes)."""
     cdef double w = 0
     cdef int slow = 0, stretched = 0
-    cdef int slot = normops_gap_bucket(-1 if gap_us is None else <long long>(gap_us * 1000))
-    if (idle or gap_us is None) and slot >= NORMOPS_IDLE_FROM_BUCKET:
-        slot += NORMOPS_GAP_BUCKETS
+    cdef int slot = normops_gap_slot(-1 if gap_us is None else <long long>(gap_us * 1000), idle)
     n = normops_team_choose(cap, chunks, chunk_elements, elements, FAMILY_NAMES.index(family),
                             NORMOPS_THIS_LEVEL, slot, &w, &slow, &stretched)
     return n, w / 1e6

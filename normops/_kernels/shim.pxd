@@ -53,6 +53,7 @@ cdef extern from "team.h" nogil:
         int stretch_from_size
     long long normops_cost_ps(int level, int family, long long elements)
     int normops_gap_bucket(long long gap_ns)
+    int normops_gap_slot(long long gap_ns, int idle)
     int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
                             int family, int level, int slot, double* w_ps, int* slow_gap, int* stretched)
     int normops_team_plan(int cap, long long chunks, long long chunk_elements, long long elements, int family)
@@ -68,3 +69,4 @@ cdef extern from "team.h" nogil:
     void normops_plan_drop()
     int normops_set_threads_always(int always)
     long long normops_join_estimate()
+    void normops_wake_learn(int slot, long long obs)

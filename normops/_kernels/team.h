@@ -51,8 +51,10 @@
  *   T(n) = max(busiest thread's chunks x s, L + (W - L) s / n) + (n - 2) j
  * and a loop takes the n that minimises T(n), if T(n) <= 85% of W (the
  * margin keeps noise in the estimates from making a call slower); else one
- * thread. L for a gap is the lower median of its last five measurements:
- * a loop that the host happened to hold up does not decide alone. Where L is not yet known for a gap, the nearest shorter
+ * thread. L for a gap is the lower median of its last five measurements
+ * (a loop that the host happened to hold up does not decide alone), for
+ * a gap the caller spent idle their largest (a stall there costs more
+ * than a team saves). Where L is not yet known for a gap, the nearest shorter
  * gap's stands in, so the first such loop measures it. A gap found slow
  * is tried again now and then (within a burst of calls, calls at most
  * 2 ms + 8 W apart, once what a
@@ -283,6 +285,14 @@ static inline int normops_gap_bucket(long long gap_ns) {
     return b;
 }
 
+/* The slot of L's figures for a gap (-1: no team yet, which counts as
+ * idle) that the caller spent idle or busy: its bucket, plus
+ * NORMOPS_GAP_BUCKETS for an idle gap of 1 ms or more. */
+static inline int normops_gap_slot(long long gap_ns, int idle) {
+    int b = normops_gap_bucket(gap_ns);
+    return (idle || gap_ns < 0) && b >= NORMOPS_IDLE_FROM_BUCKET ? b + NORMOPS_GAP_BUCKETS : b;
+}
+
 /* L for a gap slot (a bucket, plus NORMOPS_GAP_BUCKETS for a gap the
  * caller spent idle): its figure, else the nearest shorter gap's of the
  * same kind, else (an idle gap) the busy gap's of the same length. */
@@ -315,9 +325,8 @@ static inline long long normops_wake_least(void) {
 }
 
 /* Record the k-th measurement (0-based) in a ring of the last
- * NORMOPS_WAKE_SEEN and return their lower median: a figure that one
- * loop the host or a cold cache happened to slow does not decide alone. */
-static inline long long normops_median_learn(long long* seen_ring, unsigned k, long long obs) {
+ * NORMOPS_WAKE_SEEN and return their lower median (worst: their largest). */
+static inline long long normops_ring_learn(long long* seen_ring, unsigned k, long long obs, int worst) {
     long long seen[NORMOPS_WAKE_SEEN], v;
     int n = k + 1 < NORMOPS_WAKE_SEEN ? (int)k + 1 : NORMOPS_WAKE_SEEN, i, q;
     NORMOPS_STORE(seen_ring[k % NORMOPS_WAKE_SEEN], obs);
@@ -327,13 +336,24 @@ static inline long long normops_median_learn(long long* seen_ring, unsigned k, l
             seen[q] = seen[q - 1];
         seen[q] = v;
     }
-    return seen[(n - 1) / 2];
+    return worst ? seen[n - 1] : seen[(n - 1) / 2];
 }
 
-/* A new measurement of L for a gap bucket. */
+/* The lower median of the last five: a figure that one loop the host or
+ * a cold cache happened to slow does not decide alone. */
+static inline long long normops_median_learn(long long* seen_ring, unsigned k, long long obs) {
+    return normops_ring_learn(seen_ring, k, obs, 0);
+}
+
+/* A new measurement of L for a gap slot. A gap the caller spent idle
+ * keeps the largest of its last five: there a wake-up that stalls one
+ * time in five (the host giving back an idle vCPU: milliseconds) costs a
+ * call many times what a team could save it, so calls after idle time
+ * take a team only where every recent wake-up would have paid. */
 static inline void normops_wake_learn(int b, long long obs) {
     unsigned k = __atomic_fetch_add(&normops_team->wake_count[b], 1u, __ATOMIC_RELAXED);
-    NORMOPS_STORE(normops_team->wake_ns[b], normops_median_learn(normops_team->wake_seen[b], k, obs));
+    NORMOPS_STORE(normops_team->wake_ns[b],
+                  normops_ring_learn(normops_team->wake_seen[b], k, obs, b >= NORMOPS_GAP_BUCKETS));
 }
 
 /* j: pinned, or half an awake team's L. */
@@ -461,15 +481,13 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
         return 1;  /* small: no clock read */
     now = normops_now_ns();
     gap = normops_last_region_end_ns < 0 ? -1 : now - normops_last_region_end_ns;
-    bucket = normops_gap_bucket(gap);
+    bucket = normops_gap_slot(gap, 0);
     /* a long gap the calling thread spent mostly off the CPU (asleep,
      * waiting) leaves both cores idle, which costs far more to wake from
      * on a virtual machine: such gaps have figures of their own. Telling
      * them apart reads the thread's CPU time, a system call (0.5 µs on
      * this VM, a tenth of a small call): made only where a team may start
      * (either figure gives one, or a retry is due below). */
-    if (bucket >= NORMOPS_IDLE_FROM_BUCKET && gap < 0)
-        bucket += NORMOPS_GAP_BUCKETS;
     n = normops_team_choose(cap, chunks, chunk_elements, elements, family, NORMOPS_THIS_LEVEL, bucket, &w, &slow,
                             &stretched);
     undecided = 0;
@@ -699,6 +717,7 @@ static inline void normops_team_forget(void) {
                 if (!normops_team->stretch_pinned[f]) {
                     NORMOPS_STORE(normops_team->stretch_pm[l][f][s], 0LL);
                     NORMOPS_STORE(normops_team->stretch_count[l][f][s], 0u);
+                    NORMOPS_STORE(normops_team->stretch_retry[f][s], 0u);
                 }
             }
     normops_team->wake_pinned = 0;
