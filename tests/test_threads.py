@@ -62,6 +62,26 @@ def test_a_slow_wake_up_keeps_calls_after_idle_time_on_one_thread(pinned):
     assert plan(large, "softmax_exact", gap_us=None) == 1          # no team yet: as after idle
 
 
+def test_a_size_class_first_loop_runs_alone_to_be_timed_up_to_20_ms(pinned):
+    # without one timed serial loop of its own, a class's team loops tell
+    # neither L nor s (not even a stall after idle time); exact Softmax's
+    # prior is 0.2 ns per element
+    kernels.forget_thread_costs()
+    assert kernels.loop_threads(2, 1024, 25_000_000, "softmax_exact") == 1   # 5 ms: timed alone
+    assert kernels.loop_threads(2, 1024, 125_000_000, "softmax_exact") == 2  # 25 ms: a team pays anyway
+
+
+def test_loops_too_long_to_probe_three_times_learn_after_one():
+    # a parallel loop teaches L or s only once its class's W is its own:
+    # after three timed serial loops, or one where that loop took over
+    # 2 ms (the class is not probed again: three would cost too much)
+    assert not routes.cost_settled(0, 5000.0)
+    assert not routes.cost_settled(2, 1500.0)
+    assert routes.cost_settled(3, 1500.0)
+    assert routes.cost_settled(1, 2700.0)
+    assert not routes.cost_settled(1, 2000.0)
+
+
 def test_one_stall_in_five_after_idle_time_keeps_those_calls_serial(pinned):
     # a wake-up quick four times in five and 6 ms once: between busy calls
     # the lower median decides (a team), after idle time the stall does

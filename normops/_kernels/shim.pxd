@@ -70,3 +70,4 @@ cdef extern from "team.h" nogil:
     int normops_set_threads_always(int always)
     long long normops_join_estimate()
     void normops_wake_learn(int slot, long long obs)
+    int normops_cost_settled(int samples, double w_ps)

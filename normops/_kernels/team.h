@@ -16,7 +16,8 @@
  *      its size class (in the caches or not), learned from the serial
  *      loops this process runs: one in four above a floor; the first
  *      three loops of a family and size class above it run serially to be
- *      timed, and then one loop in eight that would have had a team,
+ *      timed (one, where it shows them over 2 ms; up to 20 ms), and then one loop in
+ *      eight that would have had a team,
  *      until sixteen are timed (unless they are long); the figure is the
  *      lower median of the last five, and never more than n times what a
  *      loop on n threads took;
@@ -114,7 +115,10 @@ enum {
 #define NORMOPS_WAKE_PRIOR_NS 5000LL          /* L before any loop measured it */
 #define NORMOPS_WAKE_FROM_LOOPS_NS 200000LL    /* L is learned from loops up to this W, */
 #define NORMOPS_STALL_FACTOR 1.5               /* and from longer ones only when they took this many times W */
-#define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms */
+#define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms, */
+#define NORMOPS_PROBE_FIRST_MAX_PS 20000000000LL  /* its first one up to 20 ms: without it a team's
+                                                     time tells neither L nor s (past 20 ms a team
+                                                     pays for the slowest wake-up known, 4-8 ms) */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
 #define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more teach s (not L), */
@@ -369,6 +373,14 @@ static inline double normops_stretch(int level, int family, long long elements) 
     return pm > 1000 ? (double)pm / 1000.0 : 1.0;
 }
 
+/* Whether a size class's W, from this many timed serial loops, is its
+ * own: after its probes; a class whose loops take longer than
+ * NORMOPS_PROBE_MAX_PS is probed only until one serial loop shows it, and
+ * that one timing (of a loop that long) does. */
+static inline int normops_cost_settled(int samples, double w_ps) {
+    return samples >= NORMOPS_PROBES || (samples >= 1 && w_ps > (double)NORMOPS_PROBE_MAX_PS);
+}
+
 /* Expected time of n threads, in ps (see the top of this file). */
 static inline double normops_team_time(int n, double w, double l, double busiest, double j, double s) {
     double t = l >= w ? l : l + (w - l) * s / n;
@@ -509,7 +521,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     samples = NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)]);
     if ((samples < NORMOPS_PROBES || (samples < NORMOPS_PROBES_MORE && n > 1 && (normops_probe_turn++ & 7) == 0))
         && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_threads_always)
-        && w <= (double)NORMOPS_PROBE_MAX_PS) {
+        && (w <= (double)NORMOPS_PROBE_MAX_PS || (samples == 0 && w <= (double)NORMOPS_PROBE_FIRST_MAX_PS))) {
         n = 1;  /* timed below: what an element of this family costs here */
         normops_serial_sample = 0;
     } else if (n <= 1 && slow && !NORMOPS_LOAD(normops_team->wake_pinned)) {
@@ -610,7 +622,8 @@ static inline void normops_team_learn(int n, long long took_ns) {
      * would turn its error into either */
     size = normops_size_class(normops_plan.elements);
     if (!NORMOPS_LOAD(normops_team->cost_pinned[family])
-        && NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size]) < NORMOPS_PROBES)
+        && !normops_cost_settled(NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size]),
+                                 w_ns * 1000.0))
         return;
     j = normops_join_estimate();
     t = (double)took_ns - (double)((n - 2) * j);

@@ -8,7 +8,7 @@ from normops._kernels.shim cimport (
     NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_TEAM_FLOOR_PS,
     NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_figures,
     normops_join_estimate, normops_budget_share,
-    normops_stretch_from_size, normops_team_set_core_cache, normops_wake_learn, normops_gap_slot,
+    normops_stretch_from_size, normops_team_set_core_cache, normops_wake_learn, normops_gap_slot, normops_cost_settled,
 )
 
 # the chosen build's ISA level (0 baseline, 1 AVX2, 2 AVX-512) and team.h's
@@ -73,6 +73,13 @@ def learn_wake_up(gap_us, double wake_us, bint idle=False):
     does (tests)."""
     normops_wake_learn(normops_gap_slot(-1 if gap_us is None else <long long>(gap_us * 1000), idle),
                        <long long>(wake_us * 1000))
+
+
+def cost_settled(int samples, double w_us):
+    """Whether a size class's one-thread figure, from `samples` timed serial
+    loops of w_us, is settled enough for its parallel loops to teach L or
+    s (tests)."""
+    return bool(normops_cost_settled(samples, w_us * 1e6))
 
 
 def gap_bucket_lower_edge_us(int bucket):
