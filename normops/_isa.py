@@ -70,30 +70,24 @@ def load(level):
     module = importlib.import_module(_module_name(level))
     # one thread budget per process, whichever builds are loaded
     module.share_thread_budget(_baseline.thread_budget())
-    if module not in _loaded:
-        module.set_output_cache_bytes(_output_cache_bytes)
-        _loaded.append(module)
     return module
 
 
-#: freed large outputs kept for the next ones (placed_alloc.h), in bytes;
-#: each loaded build keeps its own blocks under this limit
+#: freed large outputs kept for the next ones (placed_alloc.h, in the
+#: routes module: one store whichever build runs), in bytes
 _output_cache_bytes = 64 << 20
-_loaded = []
 
 
 def output_cache_bytes():
-    """The kept-output limit of the loaded builds."""
+    """The kept-output limit."""
     return _output_cache_bytes
 
 
 def set_output_cache_bytes(limit):
-    """Set the kept-output limit of every loaded build (the blocks above
-    it are freed now)."""
+    """Set the kept-output limit (the blocks above it are freed now)."""
     global _output_cache_bytes
     _output_cache_bytes = limit
-    for module in _loaded:
-        module.set_output_cache_bytes(limit)
+    routes.set_output_cache_bytes(limit)
 
 
 def _select():
@@ -109,6 +103,7 @@ kernels = _select()
 #: to ``kernels``.
 routes = importlib.import_module("normops._kernels.routes")
 routes.use_kernels(kernels)
+routes.set_output_cache_bytes(_output_cache_bytes)
 
 
 def current_level():

@@ -22,7 +22,7 @@ def _bind(op, version, inputs, attributes):
 def _compute(plan, mode, n_threads, all_outputs):
     # float16/bfloat16 as they are: the kernel widens and rounds back
     x = contiguous(plan.X, kernel_storage(plan.X.dtype, plan.compute_dtype))
-    y = _isa.kernels.empty_placed(x)
+    y = _isa.routes.empty_placed(x)
     if x.size:
         _isa.kernels.sigmoid_flat(x, y, mode == "fast", n_threads)
     return [rounded_to(y, plan.X.dtype)]

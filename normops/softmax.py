@@ -62,7 +62,7 @@ def _last(ndim, axis):
 def _run_rows(x, rows, cols, kind, mode, n_threads):
     """The kernel over the contiguous rows of x (any shape whose last
     ``cols`` elements form a row)."""
-    y = _isa.kernels.empty_placed(x)
+    y = _isa.routes.empty_placed(x)
     if x.size:
         _isa.kernels.softmax_rows(x, y, rows, cols, kind, mode == "fast", n_threads)
     return y

@@ -23,7 +23,7 @@ def _restore_config():
     normops.set_config(output_cache_bytes=64 * MIB)
     probe = normops.ops.sigmoid(np.zeros(1 << 20, np.float32))
     del probe
-    if isa.kernels.output_cache_held() == 0:
+    if isa.routes.output_cache_held() == 0:
         normops.set_config(**saved)
         pytest.skip("this build keeps no blocks (an AddressSanitizer build)")
     yield
@@ -36,46 +36,46 @@ def rows(rng, n, cols=1024):
 
 def test_a_freed_output_is_reused_by_the_next_call():
     x = rows(np.random.default_rng(0), 1024)  # 4 MiB outputs
-    kernels = isa.kernels
+    routes = isa.routes
     normops.set_config(output_cache_bytes=0)
-    assert kernels.output_cache_held() == 0
+    assert routes.output_cache_held() == 0
     normops.set_config(output_cache_bytes=64 * MIB)
     y = normops.softmax(x, axis=-1)
     address = y.ctypes.data
     del y
-    held = kernels.output_cache_held()
+    held = routes.output_cache_held()
     assert 4 * MIB < held < 5 * MIB
     y = normops.ops.softmax(x, mode="fast")
     assert y.ctypes.data == address  # the same block, placed the same way
-    assert kernels.output_cache_held() == 0  # taken out
+    assert routes.output_cache_held() == 0  # taken out
     del y
     # a much smaller output does not take a large block
     small = normops.ops.softmax(rows(np.random.default_rng(1), 256), n_threads=1)
-    assert kernels.output_cache_held() == held
+    assert routes.output_cache_held() == held
     del small
 
 
 def test_the_limit_bounds_what_is_kept_and_zero_keeps_nothing():
-    kernels = isa.kernels
+    routes = isa.routes
     normops.set_config(output_cache_bytes=10 * MIB)
     rng = np.random.default_rng(2)
     outputs = [normops.sigmoid(rows(rng, 1024)) for _ in range(5)]
     assert all(get_handler_name(y) == "normops_placed" for y in outputs)
     del outputs
-    held = kernels.output_cache_held()
+    held = routes.output_cache_held()
     assert 8 * MIB < held <= 10 * MIB  # two 4 MiB blocks; the oldest freed
     normops.set_config(output_cache_bytes=5 * MIB)
-    assert 4 * MIB < kernels.output_cache_held() <= 5 * MIB
+    assert 4 * MIB < routes.output_cache_held() <= 5 * MIB
     normops.set_config(output_cache_bytes=0)
-    assert kernels.output_cache_held() == 0
+    assert routes.output_cache_held() == 0
     y = normops.sigmoid(rows(rng, 1024))
     del y
-    assert kernels.output_cache_held() == 0
+    assert routes.output_cache_held() == 0
     # a block larger than the limit is freed, not kept
     normops.set_config(output_cache_bytes=2 * MIB)
     y = normops.sigmoid(rows(rng, 1024))
     del y
-    assert kernels.output_cache_held() == 0
+    assert routes.output_cache_held() == 0
     assert normops.get_config()["output_cache_bytes"] == 2 * MIB
 
 
@@ -166,9 +166,9 @@ def test_threads_taking_and_freeing_blocks_at_once():
         for _ in range(25):
             y = normops.ops.softmax(inputs[i], n_threads=1)
             assert_same_bits(y, want[i])
-            assert isa.kernels.output_cache_held() <= 8 * MIB
+            assert isa.routes.output_cache_held() <= 8 * MIB
         return True
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(4)))
-    assert isa.kernels.output_cache_held() <= 8 * MIB
+    assert isa.routes.output_cache_held() <= 8 * MIB

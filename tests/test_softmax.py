@@ -822,15 +822,15 @@ def test_placed_outputs_are_ordinary_arrays_in_the_right_place():
         assert get_handler_name(mod.softmax_last_axis(np.ones(32768, np.float32), 1, 0, False, 1)) == "normops_placed"
         for dtype in (np.float32, np.float64, np.int32):
             a = np.zeros((256, 129), dtype)
-            e = mod.empty_placed(a)
+            e = isa.routes.empty_placed(a)
             assert e.shape == a.shape and e.dtype == a.dtype and e.flags.c_contiguous and e.flags.owndata
             assert get_handler_name(e) == ("normops_placed" if dtype != np.int32 else default)
         # a failed allocation leaves NumPy's handler in place
         with pytest.raises(MemoryError):
-            mod.empty_placed(np.broadcast_to(np.float32(0), (2 ** 42,)))
+            isa.routes.empty_placed(np.broadcast_to(np.float32(0), (2 ** 42,)))
         assert get_handler_name() == default
         with pytest.raises(TypeError):
-            mod.empty_placed([1.0])
+            isa.routes.empty_placed([1.0])
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
@@ -847,13 +847,13 @@ def test_placing_outputs_does_not_change_bits(op):
                 with isa.use(level):
                     outputs = []
                     for place_from in (1, 1 << 62):
-                        old = mod.set_place_from_bytes(place_from)
+                        old = isa.routes.set_place_from_bytes(place_from)
                         try:
                             for t in (1, 2, 3):
                                 outputs.append(function(x, axis=-1, mode=mode, n_threads=t))
                                 outputs.append(normops.run(op, [x], mode=mode, n_threads=t)[0])
                         finally:
-                            mod.set_place_from_bytes(old)
+                            isa.routes.set_place_from_bytes(old)
                 for got in outputs[1:]:
                     assert_same_bits(got, outputs[0])
 

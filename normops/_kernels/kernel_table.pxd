@@ -28,7 +28,6 @@ ctypedef struct KernelTable:
     object (*row_normalize_nd)(object X, object scale, object bias, object axis, object epsilon, bint center,
                                bint one_param_type, bint y_follows_scale, int n_threads, bint want_mean,
                                bint want_inv)
-    cnp.ndarray (*placed_like)(cnp.ndarray x)
 
 
 cdef inline bint is_plain_float(object x) noexcept:

@@ -22,6 +22,7 @@ from normops._kernels.shim cimport (
     normops_team_forget, normops_team_note_region_end, normops_plan_drop, normops_set_threads_always,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
+from normops._kernels.routes cimport placed_like, placed_empty, kernel_output_like
 from normops._kernels.kernel_table cimport (
     KernelTable, KERNEL_TABLE_NAME, RowDivisor, DIVIDE_BY_STD, DIVIDE_BY_L1, DIVIDE_BY_L2, is_plain_float, dims_product,
 )
@@ -162,7 +163,6 @@ cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t element
 
 
 include "storage.pxi"
-include "placed.pxi"
 include "sum16.pxi"
 include "normalization.pxi"
 include "normalization_api.pxi"
@@ -216,7 +216,6 @@ TABLE.row_divide = table_row_divide
 TABLE.cum_direct = table_cum_direct
 TABLE.gelu_flat = table_gelu_flat
 TABLE.row_normalize_nd = table_row_normalize_nd
-TABLE.placed_like = placed_like
 KERNEL_TABLE = PyCapsule_New(&TABLE, KERNEL_TABLE_NAME, NULL)
 
 

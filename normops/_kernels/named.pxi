@@ -67,7 +67,7 @@ cpdef object row_divide_named(object op, object x, Py_ssize_t cols_axes, int kin
     if settle_call(mode, n_threads, &settings) < 0:
         return None
     cdef Py_ssize_t cols = dims_product(a, ndim - <int>cols_axes, ndim)
-    cdef cnp.ndarray y = KERNELS.placed_like(a)
+    cdef cnp.ndarray y = placed_like(a)
     KERNELS.row_divide(a, y, size // cols, cols, kind, settings.threads)
     return y
 
@@ -118,7 +118,7 @@ def gelu_named(object op, object x, object b, bint tanh, object opset, object mo
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    cdef cnp.ndarray y = KERNELS.placed_like(a)
+    cdef cnp.ndarray y = placed_like(a)
     if cnp.PyArray_SIZE(a):
         KERNELS.gelu_flat(a, b, y, tanh, settings.fast, settings.threads)
     return y
