@@ -18,6 +18,8 @@ from onnx import helper  # noqa: E402
 
 from normops.onnx import InferenceSession  # noqa: E402
 
+from normops_tools.compare_ort.cases import GENERATORS, make_cases  # noqa: E402
+
 from bits import bits_key  # noqa: E402
 
 RNG = np.random.default_rng(18)
@@ -29,35 +31,14 @@ def _x(shape, dtype=np.float32, positive=False):
 
 
 def _cases():
-    """op_type -> list of (inputs, attributes); inputs in ONNX order."""
-    x = _x((4, 8))
-    x3 = _x((2, 4, 5))
-    cases = {
-        "LayerNormalization": [([x, _x(8), _x(8)], {}), ([x, _x(8)], {"axis": 0, "epsilon": 1e-3})],
-        "RMSNormalization": [([x, _x(8)], {})],
-        "SimplifiedLayerNormalization": [([x, _x(8)], {"epsilon": 1e-6})],
-        "InstanceNormalization": [([x3, _x(4), _x(4)], {})],
-        "GroupNormalization": [([x3, _x(4), _x(4)], {"num_groups": 2})],
-        "BatchNormalization": [([x3, _x(4), _x(4), _x(4), _x(4, positive=True)], {}),
-                               ([x3, _x(4), _x(4), _x(4), _x(4, positive=True)], {"training_mode": 1})],
-        "MeanVarianceNormalization": [([_x((2, 3, 4, 5))], {}), ([x], {"axes": [1]})],
-        "LpNormalization": [([x], {}), ([x], {"axis": 0, "p": 1})],
-        "Softmax": [([x], {}), ([x], {"axis": 0})],
-        "LogSoftmax": [([x], {}), ([x3], {"axis": 1})],
-        "Hardmax": [([x], {})],
-        "Sigmoid": [([x], {})],
-        "Gelu": [([x], {}), ([x], {"approximate": "tanh"})],
-        "BiasGelu": [([x, _x(8)], {})],
-        "ArgMax": [([x], {"axis": 1, "keepdims": 0})],
-        "ArgMin": [([x], {"axis": 0})],
-        "CumSum": [([x, np.array(1, np.int64)], {}), ([x, np.array(0, np.int64)], {"reverse": 1})],
-        "CumProd": [([x, np.array(1, np.int64)], {"exclusive": 1})],
-    }
-    for op_type in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-                    "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"):
-        data = _x((4, 8), positive=op_type == "ReduceLogSum")
-        cases[op_type] = [([data, np.array([1], np.int64)], {"keepdims": 0}),
-                          ([data, np.array([0], np.int64)], {})]
+    """op_type -> list of (inputs, attributes), inputs in ONNX order: the
+    compare-ort generators' cases (the one registry of cases) at the newest
+    version, in float32, some with special values."""
+    cases = {}
+    for domain, op_type in _registry.served_operators():
+        newest = _registry.lookup(op_type, domain).versions[-1]
+        made = make_cases(GENERATORS[(domain, op_type)], 18, 3, versions=(newest,), dtypes=("float32",))
+        cases[op_type] = [(case.inputs, case.attributes) for case in made]
     return cases
 
 
@@ -229,7 +210,8 @@ def test_run_refuses_an_equal_value_of_a_wrong_type_after_the_valid_one(op_type,
     # run keeps each attribute set's straight route; -1.0 == -1 and True ==
     # 1 in Python, so the kept set must not stand for them: they are refused
     # as when they come first, at every call
-    inputs = CASES[op_type][0][0]
+    x = _x((4, 8))
+    inputs = {"LayerNormalization": [x, _x(8)], "CumSum": [x, np.array(1, np.int64)]}.get(op_type, [x])
     want = normops.run(op_type, inputs, good, mode="exact", n_threads=1)
     for _ in range(2):
         got = normops.run(op_type, inputs, dict(good), mode="exact", n_threads=1)  # the kept route

@@ -474,12 +474,17 @@ def schema_dtypes(gen: Generator, version: int) -> tuple:
     return tuple(d for d in candidates if f"tensor({_ONNX_TYPE.get(d, d)})" in allowed)
 
 
-def make_cases(gen: Generator, seed: int, per_op: int) -> list[Case]:
-    """``per_op`` cases for every served version of ``gen`` and every candidate
-    dtype the ONNX schema of that version allows."""
+def make_cases(gen: Generator, seed: int, per_op: int, *, versions=None, dtypes=None) -> list[Case]:
+    """``per_op`` cases for every served version of ``gen`` (or those of them
+    in ``versions``) and every candidate dtype the ONNX schema of that version
+    allows (or those of them in ``dtypes``)."""
     cases = []
     for version in _versions(gen) or ():
+        if versions is not None and version not in versions:
+            continue
         for dtype_name in schema_dtypes(gen, version):
+            if dtypes is not None and dtype_name not in dtypes:
+                continue
             try:
                 dtype = _dtype(dtype_name)
             except ImportError:
