@@ -36,27 +36,21 @@ class OpDef:
     ``compute(plan, mode, n_threads, all_outputs)`` runs the kernels and
     ``reference(plan)`` the executable specification; both return the list
     of outputs (``compute`` may leave trailing optional outputs out when
-    ``all_outputs`` is false). ``run_fast(op, inputs, attributes, opset,
-    mode, n_threads)``, optional, is a quicker route for ``run`` that falls
-    back to the validated path itself; ``run_first``, same arguments and
-    optional, returns only the first output, for a model node that declares
-    no other (LayerNormalization without Mean and InvStdDev skips them).
-    ``node_direct(op, version, attributes, n_declared)``, optional, gives a
-    model node's straight route to the kernels, fixed at load time: a
-    function ``direct(kernels, threads, fast, *inputs)`` returning the
-    node's outputs, or None when these inputs need the validated route (it
-    never raises); or None when the node's attributes always do.
-    ``check_node(version, attributes,
-    outputs)``, optional, checks a model node at load time (returns the
-    reason a form is not served, or None); ``node_attributes(version,
-    attributes, outputs)``, optional, returns the attributes a model node
-    runs with when its declared outputs select a form (BatchNormalization
-    before opset 14).
+    ``all_outputs`` is false). ``direct(op, version, attributes,
+    n_declared)``, optional, gives the straight route to the kernels for one
+    attribute set, fixed once and kept (by ``normops.run`` per set seen, by a
+    model node at load time): a function ``direct(kernels, threads, fast,
+    *inputs)`` returning the outputs, or None when these inputs need the
+    validated route (it never raises); or None when the attributes always
+    do. ``check_node(version, attributes, outputs)``, optional, checks a
+    model node at load time (returns the reason a form is not served, or
+    None); ``node_attributes(version, attributes, outputs)``, optional,
+    returns the attributes a model node runs with when its declared outputs
+    select a form (BatchNormalization before opset 14).
     """
 
     def __init__(self, op_type, *, versions, inputs, n_required, outputs, attributes,
-                 bind, compute, reference, domain="", run_fast=None, run_first=None, node_direct=None, check_node=None,
-                 node_attributes=None):
+                 bind, compute, reference, domain="", direct=None, check_node=None, node_attributes=None):
         self.op_type = op_type
         self.domain = domain
         self.versions = tuple(sorted(versions))
@@ -70,14 +64,12 @@ class OpDef:
         self.bind = bind
         self.compute = compute
         self.reference = reference
-        self.run_fast = run_fast
-        self.run_first = run_first
-        self.node_direct = node_direct
+        self.direct = direct
         self.check_node = check_node
         self.node_attributes = node_attributes
         self._version_cache = {}
         self._defaults = {}  # version -> name -> default (shared, never modified)
-        self._directs = []  # (version, attributes as given, node_direct's function or None): route.pxi
+        self._directs = []  # (version, attributes as given, direct's function or None): route.pxi
 
     def __repr__(self):
         return f"OpDef({self.domain or 'ai.onnx'}::{self.op_type}, versions={self.versions})"
@@ -171,7 +163,7 @@ class OpDef:
     def run(self, inputs, attributes, opset, mode, n_threads):
         # The common call (an int opset seen before, a list or tuple of the
         # inputs, an attribute set seen before) takes the kernels' straight
-        # route (route.pxi: the kept node_direct function, found in C);
+        # route (route.pxi: the kept direct function, found in C);
         # anything else goes to the checks that raise the errors.
         outputs = _isa.routes.run_direct(self, inputs, attributes, opset, mode, n_threads)
         return outputs if outputs is not None else self.run_checked(inputs, attributes, opset, mode, n_threads)
@@ -190,9 +182,9 @@ class OpDef:
         else:
             inputs = self.pad_inputs(inputs)
         # The kernels straight, as a model node of these attributes would
-        # call them: node_direct's function, made once per attribute set.
+        # call them: the direct hook's function, made once per attribute set.
         given, direct = attributes, None
-        if self.node_direct is not None and (attributes is None or type(attributes) is dict):
+        if self.direct is not None and (attributes is None or type(attributes) is dict):
             direct = routes.find_direct(self._directs, version, attributes)
         defaults = self._defaults.get(version) or self.defaults(version)
         if not attributes and (attributes is None or type(attributes) is dict):
@@ -202,14 +194,12 @@ class OpDef:
         else:
             attributes = self.fill_attributes(version, attributes)
         if direct is routes.route_unseen():  # known attribute names: keep this set's straight call
-            direct = self.node_direct(self, version, attributes, len(self.outputs))
+            direct = self.direct(self, version, attributes, len(self.outputs))
             routes.keep_direct(self._directs, version, given, direct, _DIRECTS_KEPT)
         if direct is not None:  # the straight route on the inputs as padded (a short list)
             outputs = routes.run_direct(self, inputs, given, version, mode, n_threads)
             if outputs is not None:
                 return outputs
-        if self.run_fast is not None:
-            return self.run_fast(self, inputs, attributes, version, mode, n_threads)
         return self.call(inputs, attributes, version, mode, n_threads)
 
     def run_reference(self, inputs, attributes, opset, mode=None, n_threads=None):

@@ -33,16 +33,8 @@ def _reference(plan):
     return [rounded_to(_reference_activation.sigmoid(x), plan.X.dtype)]
 
 
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named function's direct route."""
-    kernels = _isa.kernels
-    settings = _isa.routes.direct_settings(mode, n_threads)
-    y = None if settings is None else kernels.sigmoid_direct(inputs[0], settings[1], settings[0])
-    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
-
-
-def _node_direct(op, version, attributes, n_declared):
-    """A model node's straight call of the kernel (see OpDef)."""
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's direct)."""
     if version < 6:
         return None  # consumed_inputs: the validated route
 
@@ -56,8 +48,7 @@ def _node_direct(op, version, attributes, n_declared):
 SIGMOID = register(OpDef(
     "Sigmoid", versions=(1, 6, 13), inputs=("X",), n_required=1, outputs=("Y",),
     attributes=lambda version: {"consumed_inputs": None} if version < 6 else {},
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast,
-    node_direct=_node_direct))
+    bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 
 def sigmoid(X, *, opset=None, mode=None, n_threads=None, full_output=False):

@@ -124,16 +124,9 @@ def _try_direct(op, data, axis, keepdims, select_last_index, opset, mode, n_thre
     return None
 
 
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    y = _try_direct(op, inputs[0], attributes["axis"], attributes["keepdims"],
-                    attributes.get("select_last_index", 0), version, mode, n_threads)
-    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
-
-
-def _node_direct(op, version, attributes, n_declared):
-    """A model node's straight call of the kernel (see OpDef): the named
-    functions' direct route with the attributes fixed."""
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's
+    direct): the named functions' direct route with the attributes fixed."""
     axis, keepdims, last = attributes["axis"], attributes["keepdims"], attributes.get("select_last_index", 0)
     if not (_plain_attributes(axis, keepdims, last) and (last == 0 or version >= 12)):
         return None
@@ -149,8 +142,7 @@ def _node_direct(op, version, attributes, n_declared):
 def _register(op_type):
     return register(OpDef(
         op_type, versions=(1, 11, 12, 13), inputs=("data",), n_required=1, outputs=("reduced",),
-        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast,
-        node_direct=_node_direct))
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 
 ARG_MAX = _register("ArgMax")

@@ -249,30 +249,38 @@ def _reference_outputs(plan):
                                                saved=plan.version < 14))
 
 
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    X = inputs[0]
-    y = None
-    if mode is None or (type(mode) is str and (mode == "exact" or mode == "fast")):
-        if op is INSTANCE_NORMALIZATION:
-            if type(X) is np.ndarray and X.ndim >= 3:
-                y = _direct(op, X, inputs[1], inputs[2], None, None, 0, True, attributes["epsilon"], n_threads)
-        elif op is GROUP_NORMALIZATION:
-            groups, stash_type = attributes["num_groups"], attributes.get("stash_type", 1)
-            if (type(groups) is int and groups > 0 and type(stash_type) is int
-                    and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH))):
-                y = _direct(op, X, inputs[1], inputs[2], None, None, groups, version >= 21,
-                            attributes["epsilon"], n_threads)
-        elif version >= 14:
-            training, momentum = attributes["training_mode"], attributes["momentum"]
-            if type(training) is int and training in (0, 1) and type(momentum) is float and inputs[3] is not None:
-                y = _isa.kernels.channel_normalize_nd(
-                    X, inputs[1], inputs[2], inputs[3], inputs[4], 0, True, attributes["epsilon"],
-                    _config.kernel_threads(n_threads, op.op_type), momentum if training else None)
-                if y is not None and training:
-                    return list(y)
-    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's
+    direct): the kernels' channel_normalize_nd, which declines what needs
+    a conversion; None for attributes only the validated path reads."""
+    epsilon = attributes["epsilon"]
+    if op is BATCH_NORMALIZATION:
+        training, momentum = attributes["training_mode"], attributes["momentum"]
+        if version < 14 or type(training) is not int or training not in (0, 1) or type(momentum) is not float:
+            return None
+        momentum = momentum if training else None
 
+        def direct(kernels, threads, fast, X, scale, B, input_mean, input_var):
+            y = kernels.channel_normalize_nd(X, scale, B, input_mean, input_var, 0, True, epsilon, threads,
+                                             momentum)
+            return y if y is None or momentum is not None else (y,)  # training: (Y, running mean, var)
+
+        return direct
+    groups, per_channel = 0, True  # InstanceNormalization: a group per channel
+    if op is GROUP_NORMALIZATION:
+        groups, stash_type = attributes["num_groups"], attributes.get("stash_type", 1)
+        if not (type(groups) is int and groups > 0 and type(stash_type) is int
+                and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH))):
+            return None
+        per_channel = version >= 21
+
+    def direct(kernels, threads, fast, X, scale, bias):
+        if type(X) is not np.ndarray or X.ndim < 3:
+            return None
+        y = kernels.channel_normalize_nd(X, scale, bias, None, None, groups, per_channel, epsilon, threads)
+        return None if y is None else (y,)
+
+    return direct
 
 
 _EPSILON = 1e-5
@@ -281,14 +289,14 @@ INSTANCE_NORMALIZATION = register(OpDef(
     "InstanceNormalization", versions=(1, 6, 22), inputs=("input", "scale", "B"), n_required=3,
     outputs=("output",),
     attributes=lambda v: {"epsilon": _EPSILON, "consumed_inputs": None} if v < 6 else {"epsilon": _EPSILON},
-    bind=_bind_instance, compute=_compute, reference=_reference_outputs, run_fast=_run_fast))
+    bind=_bind_instance, compute=_compute, reference=_reference_outputs, direct=_direct))
 
 GROUP_NORMALIZATION = register(OpDef(
     "GroupNormalization", versions=(18, 21), inputs=("X", "scale", "bias"), n_required=3,
     outputs=("Y",),
     attributes=lambda v: ({"epsilon": _EPSILON, "num_groups": None, "stash_type": 1} if v >= 21
                           else {"epsilon": _EPSILON, "num_groups": None}),
-    bind=_bind_group, compute=_compute, reference=_reference_outputs, run_fast=_run_fast))
+    bind=_bind_group, compute=_compute, reference=_reference_outputs, direct=_direct))
 
 
 def _batch_attributes(version):
@@ -312,7 +320,7 @@ BATCH_NORMALIZATION = register(OpDef(
     # saved_mean, saved_var: opsets 1-9 in training mode only
     outputs=("Y", "running_mean", "running_var", "saved_mean", "saved_var"), attributes=_batch_attributes,
     bind=_bind_batch, compute=_compute, reference=_reference_outputs, check_node=_check_batch_node,
-    node_attributes=_batch_node_attributes, run_fast=_run_fast))
+    node_attributes=_batch_node_attributes, direct=_direct))
 
 
 def _result(outputs, full_output):
@@ -336,7 +344,7 @@ def _direct_version(op, opset, mode):
     return None
 
 
-def _direct(op, X, scale, bias, mean, var, groups, per_channel, epsilon, n_threads):
+def _named_direct(op, X, scale, bias, mean, var, groups, per_channel, epsilon, n_threads):
     return _isa.kernels.channel_normalize_nd(X, scale, bias, mean, var, groups, per_channel, epsilon,
                                              _config.kernel_threads(n_threads, op.op_type))
 
@@ -351,7 +359,7 @@ def instance_normalization(input, scale, B, *, epsilon=1e-05, opset=None, mode=N
     """
     y = None
     if _direct_version(INSTANCE_NORMALIZATION, opset, mode) and type(input) is np.ndarray and input.ndim >= 3:
-        y = _direct(INSTANCE_NORMALIZATION, input, scale, B, None, None, 0, True, epsilon, n_threads)
+        y = _named_direct(INSTANCE_NORMALIZATION, input, scale, B, None, None, 0, True, epsilon, n_threads)
     if y is not None:
         return (y,) if full_output else y
     return _result(INSTANCE_NORMALIZATION.call(
@@ -371,7 +379,7 @@ def group_normalization(X, scale, bias, *, num_groups, epsilon=1e-05, stash_type
     version = _direct_version(GROUP_NORMALIZATION, opset, mode)
     if (version and type(num_groups) is int and num_groups > 0 and type(stash_type) is int
             and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH))):
-        y = _direct(GROUP_NORMALIZATION, X, scale, bias, None, None, num_groups, version >= 21, epsilon,
+        y = _named_direct(GROUP_NORMALIZATION, X, scale, bias, None, None, num_groups, version >= 21, epsilon,
                     n_threads)
     if y is not None:
         return (y,) if full_output else y

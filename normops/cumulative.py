@@ -102,16 +102,9 @@ def _plain_flags(exclusive, reverse):
     return type(exclusive) is int and 0 <= exclusive <= 1 and type(reverse) is int and 0 <= reverse <= 1
 
 
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    y = _isa.routes.cum_named(inputs[0], inputs[1], attributes["exclusive"], attributes["reverse"], op is CUM_PROD,
-                               None, mode, n_threads)
-    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
-
-
-def _node_direct(op, version, attributes, n_declared):
-    """A model node's straight call of the kernel (see OpDef): the named
-    functions' direct route with the flags fixed."""
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's
+    direct): the named functions' direct route with the flags fixed."""
     exclusive, reverse = attributes["exclusive"], attributes["reverse"]
     if not _plain_flags(exclusive, reverse):
         return None
@@ -127,7 +120,7 @@ def _node_direct(op, version, attributes, n_declared):
 CUM_SUM = register(OpDef(
     "CumSum", versions=(11, 14), inputs=("x", "axis"), n_required=2, outputs=("y",),
     attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference,
-    run_fast=_run_fast, node_direct=_node_direct))
+    direct=_direct))
 
 
 def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None, full_output=False):
@@ -145,7 +138,7 @@ def cum_sum(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads
 CUM_PROD = register(OpDef(
     "CumProd", versions=(26,), inputs=("x", "axis"), n_required=2, outputs=("y",),
     attributes={"exclusive": 0, "reverse": 0}, bind=_bind, compute=_compute, reference=_reference,
-    run_fast=_run_fast, node_direct=_node_direct))
+    direct=_direct))
 
 
 def cum_prod(x, axis, *, exclusive=0, reverse=0, opset=None, mode=None, n_threads=None, full_output=False):

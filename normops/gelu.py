@@ -71,37 +71,33 @@ def _reference(plan):
     return [rounded_to(_reference_gelu.gelu(x, b, plan.tanh), plan.X.dtype)]
 
 
-def _direct(op, x, b, tanh, opset, mode, n_threads):
-    """The per-call direct route (the kernels' gelu_named, in C): a plain
-    float x (and b of x's dtype, 1-D, x's last extent) and arguments that
-    pass their checks by type go straight to the kernel; None for anything
-    else, and the general path then validates (the only place errors come
-    from)."""
-    return _isa.routes.gelu_named(op, x, b, tanh, opset, mode, n_threads)
-
-
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's
+    direct): the routes' gelu_settled, which takes a plain float array and
+    a bias of its dtype and last extent, and declines anything else."""
     approximate = attributes.get("approximate", "none")
     if isinstance(approximate, bytes):
         approximate = approximate.decode("utf-8", "replace")
-    if type(approximate) is str and approximate in APPROXIMATIONS and (op is GELU or inputs[1] is not None):
-        y = _direct(op, inputs[0], inputs[1] if op is BIAS_GELU else None, approximate == "tanh", None, mode,
-                    n_threads)
-        if y is not None:
-            return [y]
-    return op.call(inputs, attributes, version, mode, n_threads)
+    if type(approximate) is not str or approximate not in APPROXIMATIONS:
+        return None
+    tanh = approximate == "tanh"
+
+    def direct(kernels, threads, fast, X, B=None):
+        y = _isa.routes.gelu_settled(X, B, tanh, fast, threads)
+        return None if y is None else (y,)
+
+    return direct
 
 
 GELU = register(OpDef(
     "Gelu", versions=(20,), inputs=("X",), n_required=1, outputs=("Y",),
     attributes={"approximate": "none"}, bind=_bind_gelu, compute=_compute, reference=_reference,
-    run_fast=_run_fast))
+    direct=_direct))
 
 BIAS_GELU = register(OpDef(
     "BiasGelu", versions=(1,), inputs=("A", "B"), n_required=2, outputs=("C",),
     attributes={}, bind=_bind_bias_gelu, compute=_compute, reference=_reference, domain="com.microsoft",
-    run_fast=_run_fast))
+    direct=_direct))
 
 
 def gelu(X, *, approximate="none", opset=None, mode=None, n_threads=None, full_output=False):
@@ -109,7 +105,7 @@ def gelu(X, *, approximate="none", opset=None, mode=None, n_threads=None, full_o
     ``approximate="tanh"`` ``0.5 * X * (1 + tanh(sqrt(2/pi) * (X + 0.044715 X^3)))``,
     element-wise, in the order of docs/exactness.md."""
     if full_output is False and type(approximate) is str and approximate in APPROXIMATIONS:
-        y = _direct(GELU, X, None, approximate == "tanh", opset, mode, n_threads)
+        y = _isa.routes.gelu_named(GELU, X, None, approximate == "tanh", opset, mode, n_threads)
         if y is not None:
             return y
     outputs = GELU.call((X,), {"approximate": approximate}, opset, mode, n_threads, full_output)
@@ -120,7 +116,7 @@ def bias_gelu(A, B, *, opset=None, mode=None, n_threads=None, full_output=False)
     """com.microsoft BiasGelu: Gelu (``approximate="none"``) of ``A + B``,
     the 1-D bias B of A's last dimension added (and rounded) first."""
     if full_output is False and B is not None:
-        y = _direct(BIAS_GELU, A, B, False, opset, mode, n_threads)
+        y = _isa.routes.gelu_named(BIAS_GELU, A, B, False, opset, mode, n_threads)
         if y is not None:
             return y
     outputs = BIAS_GELU.call((A, B), {}, opset, mode, n_threads, full_output)

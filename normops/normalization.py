@@ -128,22 +128,8 @@ def _reference(plan):
     return list(_reference_norms.simplified_layer_normalization(plan.X, plan.scale, plan.axis, plan.epsilon))
 
 
-def _run_fast(op, inputs, attributes, opset, mode, n_threads, full_output=True):
-    """``normops.run`` for these operators: the named functions' route."""
-    family = _FAMILY[op.op_type]
-    outputs = _call(op, family, inputs[0], inputs[1], inputs[2] if family.has_bias else None,
-                    attributes["axis"], attributes["epsilon"], attributes["stash_type"],
-                    attributes.get("keep_dims", 1), opset, mode, n_threads, full_output)
-    return list(outputs) if full_output else [outputs]
-
-
-def _run_first(op, inputs, attributes, opset, mode, n_threads):
-    """Y alone (a model node that declares no statistics output)."""
-    return _run_fast(op, inputs, attributes, opset, mode, n_threads, False)
-
-
-def _node_direct(op, version, attributes, n_declared):
-    """A model node's straight call of the kernel (see OpDef)."""
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's direct)."""
     family = _FAMILY[op.op_type]
     axis, epsilon = attributes["axis"], attributes["epsilon"]
     stash_type, keep_dims = attributes["stash_type"], attributes.get("keep_dims", 1)
@@ -174,33 +160,17 @@ _COMMON_ATTRIBUTES = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 LAYER_NORMALIZATION = register(OpDef(
     "LayerNormalization", versions=(17,), inputs=("X", "Scale", "B"), n_required=2,
     outputs=("Y", "Mean", "InvStdDev"), attributes=_COMMON_ATTRIBUTES,
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast, run_first=_run_first,
-    node_direct=_node_direct))
+    bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 RMS_NORMALIZATION = register(OpDef(
     "RMSNormalization", versions=(23,), inputs=("X", "scale"), n_required=2,
     outputs=("Y",), attributes=_COMMON_ATTRIBUTES,
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast, run_first=_run_first,
-    node_direct=_node_direct))
+    bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 SIMPLIFIED_LAYER_NORMALIZATION = register(OpDef(
     "SimplifiedLayerNormalization", versions=(1,), inputs=("X", "scale"), n_required=2,
     outputs=("Y", "inv_std_var"), attributes=dict(_COMMON_ATTRIBUTES, keep_dims=1),
-    bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast, run_first=_run_first,
-    node_direct=_node_direct))
-
-
-def _call(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims,
-          opset, mode, n_threads, full_output):
-    """Run a call: the kernels' route in C when the call needs no
-    conversion (it checks the arrays in C and never raises), else the full
-    validation path, which is also the only place errors are raised."""
-    result = _isa.routes.row_normalize_named(op, family.flags, X, scale, bias, axis, epsilon, stash_type,
-                                              keep_dims, opset, mode, n_threads, full_output)
-    if result is not None:
-        return result
-    return _validated(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims, opset, mode, n_threads,
-                      full_output)
+    bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 
 def _validated(op, family, X, scale, bias, axis, epsilon, stash_type, keep_dims, opset, mode, n_threads,

@@ -331,17 +331,7 @@ def _try_direct(op, data, axes, keepdims, noop_with_empty_axes, opset, mode, n_t
     return None
 
 
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    if version >= _VERSIONS[op.op_type][1]:
-        y = _try_direct(op, inputs[0], inputs[1], attributes["keepdims"], attributes["noop_with_empty_axes"],
-                        None, mode, n_threads)
-        if y is not None:
-            return [y]
-    return op.call(inputs, attributes, version, mode, n_threads)
-
-
-def _node_direct(op, version, attributes, n_declared):
+def _direct(op, version, attributes, n_declared):
     """A model node's (and ``normops.run``'s) straight call of
     reduce_direct, from the opset taking the axes as an input; None before
     it, or for attributes only the validated path reads."""
@@ -365,7 +355,7 @@ def _register(op_type):
     return register(OpDef(
         op_type, versions=_VERSIONS[op_type][0], inputs=("data", "axes"), n_required=1,
         outputs=("reduced",), attributes=_attributes_for(op_type), bind=_bind, compute=_compute,
-        reference=_reference, run_fast=_run_fast, node_direct=_node_direct))
+        reference=_reference, direct=_direct))
 
 
 OPS = {op: _register(op) for op in _VERSIONS}

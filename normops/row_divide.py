@@ -106,35 +106,41 @@ def _reference(plan):
     return list(_reference_rowdivide.lp_normalization(plan.X, plan.row_axes[0], plan.p))
 
 
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    X = inputs[0]
-    y = None
-    if type(X) is np.ndarray and X.ndim >= 1:
-        if op is MEAN_VARIANCE_NORMALIZATION:
-            k = _trailing(attributes["axes"], X.ndim)
-            y = _direct(op, X, k, _DIVIDE_BY_STD, version, mode, n_threads) if k else None
-        else:
-            y = _isa.routes.lp_named(op, X, attributes["axis"], attributes["p"], version, mode, n_threads)
-    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's
+    direct): MeanVarianceNormalization over trailing axes, LpNormalization
+    along the last axis with p 1 or 2 (the routes' row_divide_settled and
+    lp_settled decline anything else)."""
+    if op is LP_NORMALIZATION:
+        axis, p = attributes["axis"], attributes["p"]
+        if type(axis) is not int or type(p) is not int:
+            return None
+
+        def direct(kernels, threads, fast, X):
+            y = _isa.routes.lp_settled(X, axis, p, threads)
+            return None if y is None else (y,)
+
+        return direct
+    axes = attributes["axes"]
+    if type(axes) not in (tuple, list):
+        return None
+    axes = tuple(axes)
+
+    def direct(kernels, threads, fast, X):
+        k = _trailing(axes, X.ndim) if type(X) is np.ndarray else 0
+        y = _isa.routes.row_divide_settled(X, k, _DIVIDE_BY_STD, threads) if k else None
+        return None if y is None else (y,)
+
+    return direct
 
 
 MEAN_VARIANCE_NORMALIZATION = register(OpDef(
     "MeanVarianceNormalization", versions=(9, 13), inputs=("X",), n_required=1, outputs=("Y",),
-    attributes={"axes": (0, 2, 3)}, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
+    attributes={"axes": (0, 2, 3)}, bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 LP_NORMALIZATION = register(OpDef(
     "LpNormalization", versions=(1, 22), inputs=("input",), n_required=1, outputs=("output",),
-    attributes={"axis": -1, "p": 2}, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast))
-
-
-def _direct(op, X, cols_axes, kind, opset, mode, n_threads):
-    """The per-call quick route (the kernels' row_divide_named): X a
-    non-empty C-contiguous aligned float32/float64 ndarray whose row is its
-    last ``cols_axes`` axes, no conversion or transpose needed. None for
-    anything else; the full path then validates (the only place errors are
-    raised)."""
-    return _isa.routes.row_divide_named(op, X, cols_axes, kind, opset, mode, n_threads)
+    attributes={"axis": -1, "p": 2}, bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 
 def _trailing(axes, ndim):
@@ -166,7 +172,8 @@ def mean_variance_normalization(X, *, axes=(0, 2, 3), opset=None, mode=None, n_t
     """
     if not full_output and type(X) is np.ndarray and X.ndim >= 1:
         k = _trailing(axes, X.ndim)
-        y = _direct(MEAN_VARIANCE_NORMALIZATION, X, k, _DIVIDE_BY_STD, opset, mode, n_threads) if k else None
+        y = (_isa.routes.row_divide_named(MEAN_VARIANCE_NORMALIZATION, X, k, _DIVIDE_BY_STD, opset, mode, n_threads)
+             if k else None)
         if y is not None:
             return y
     return _named(MEAN_VARIANCE_NORMALIZATION, X, {"axes": axes}, opset, mode, n_threads, full_output)

@@ -96,31 +96,14 @@ def _attributes(version):
     return {"axis": 1 if version < 13 else -1}
 
 
-def _run_fast(op, inputs, attributes, version, mode, n_threads):
-    """``normops.run`` (and ONNX sessions): the named functions' direct route."""
-    y = _direct(op, inputs[0], attributes["axis"], version, mode, n_threads)
-    return [y] if y is not None else op.call(inputs, attributes, version, mode, n_threads)
-
-
 def _register(op_type):
     return register(OpDef(
         op_type, versions=(1, 11, 13), inputs=("input",), n_required=1, outputs=("output",),
-        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, run_fast=_run_fast,
-        node_direct=_node_direct))
+        attributes=_attributes, bind=_bind, compute=_compute, reference=_reference, direct=_direct))
 
 
-def _direct(op, x, axis, version, mode, n_threads):
-    """The direct route of one call (the kernels' softmax_direct); None
-    when x or the settings need the general path."""
-    kernels = _isa.kernels
-    settings = _isa.routes.direct_settings(mode, n_threads)
-    if settings is None:
-        return None
-    return kernels.softmax_direct(x, axis, version, _KINDS[op.op_type], settings[1], settings[0])
-
-
-def _node_direct(op, version, attributes, n_declared):
-    """A model node's straight call of the kernel (see OpDef)."""
+def _direct(op, version, attributes, n_declared):
+    """The straight call of the kernel for these attributes (OpDef's direct)."""
     axis = attributes["axis"]
     if type(axis) is not int:
         return None

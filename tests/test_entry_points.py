@@ -117,6 +117,34 @@ def test_same_bits_through_every_route(op_type, mode):
 
 
 @pytest.mark.parametrize("op_type", sorted(CASES))
+def test_run_and_sessions_take_the_operators_one_straight_route(op_type, monkeypatch):
+    """Every operator has one straight route (its OpDef's direct hook),
+    which normops.run keeps per attribute set and ONNX sessions hold per
+    node; a plain float32 call goes through it without the validated path,
+    and gives the validated path's bits."""
+    domain = DOMAIN[op_type]
+    op = _registry.lookup(op_type, domain)
+    assert op.direct is not None
+    validated = []
+    real_call = op.call
+    monkeypatch.setattr(op, "call", lambda *args, **kwargs: validated.append(1) or real_call(*args, **kwargs))
+    straight = 0
+    for inputs, attributes in CASES[op_type]:
+        for n_threads in (1, 3):
+            del validated[:]
+            got = normops.run(op_type, inputs, attributes, domain=domain, mode="exact", n_threads=n_threads)
+            straight += not validated
+            want = real_call(list(inputs) + [None] * (len(op.inputs) - len(inputs)),
+                             op.fill_attributes(op.versions[-1], attributes), None, "exact", n_threads)
+            assert [bits_key(y) for y in got] == [bits_key(y) for y in want], (op_type, attributes, n_threads)
+        session, feeds = _session(op_type, inputs, attributes, [y.dtype for y in got], "exact")
+        del validated[:]
+        assert [bits_key(y) for y in session.run(None, feeds)] == [bits_key(y) for y in got]
+        straight += not validated
+    assert straight, f"{op_type}: no call took the straight route"
+
+
+@pytest.mark.parametrize("op_type", sorted(CASES))
 def test_run_with_both_settings_given_matches_the_configured_call(op_type):
     """normops.run and some named functions take a shorter way when mode
     and n_threads are both given and valid by type; the configured call

@@ -19,6 +19,8 @@ import normops
 from normops import InvalidInputError, UnsupportedError
 from normops.reference import _numpy_style as spec
 
+from bits import assert_same_bits
+
 try:
     import ml_dtypes
 
@@ -26,24 +28,7 @@ try:
 except ImportError:  # optional dependency
     BF16 = None
 
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 THREADS = (1, 2, 3, 8)
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a if a.dtype.kind in "iub" else a.view(UINT[a.dtype.itemsize])
-
-
-def assert_same(got, want, label=""):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, f"{label}: dtype {got.dtype} != {want.dtype}"
-    assert got.shape == want.shape, f"{label}: shape {got.shape} != {want.shape}"
-    bad = np.argwhere(np.atleast_1d(bits(got) != bits(want)))
-    if bad.size:
-        got, want = np.atleast_1d(got), np.atleast_1d(want)
-        i = tuple(bad[0])
-        raise AssertionError(f"{label}: {len(bad)} of {got.size} differ; first at {i}: {got[i]!r} != {want[i]!r}")
 
 
 def data(rng, shape, dtype, specials=False):
@@ -117,7 +102,7 @@ def test_sum_prod_where_initial_match_the_specification(name, kind, dtype):
                                       None if initial is None else np.asarray(initial).astype(acc)[()])
             for n in THREADS:
                 got = getattr(normops, name)(x, n_threads=n, **kw)
-                assert_same(got, want, f"{name} {shape} {dtype} {kw} n={n}")
+                assert_same_bits(got, want, f"{name} {shape} {dtype} {kw} n={n}")
             with np.errstate(all="ignore"):
                 numpy_value = getattr(np, name)(x, **kw)
             got = np.asarray(getattr(normops, name)(x, **kw))
@@ -153,7 +138,7 @@ def test_max_min_where_initial_match_the_specification_and_numpy(name, dtype):
                 want = spec.masked_reduce(kind, x, normalized(axis, len(shape)), keepdims, x.dtype, w,
                                           np.asarray(initial).astype(x.dtype)[()])
                 for n in THREADS:
-                    assert_same(getattr(normops, name)(x, n_threads=n, **kw), want, f"{name} {kw} n={n}")
+                    assert_same_bits(getattr(normops, name)(x, n_threads=n, **kw), want, f"{name} {kw} n={n}")
                 numpy_value = getattr(np, name)(x, **kw)
                 got = getattr(normops, name)(x, **kw)
                 assert type(got) is type(numpy_value)
@@ -179,7 +164,7 @@ def test_mean_where_and_integer_dtype_match_the_specification_and_numpy(dtype):
                 x = np.where(np.isfinite(x), x, 1).astype(x.dtype)  # NumPy casts NaN to an integer its own way
             want = spec.mean(x, normalized(axis, len(shape)), keepdims, target, where)
             for n in THREADS:
-                assert_same(normops.mean(x, n_threads=n, **kw), want, f"mean {shape} {kw} n={n}")
+                assert_same_bits(normops.mean(x, n_threads=n, **kw), want, f"mean {shape} {kw} n={n}")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 numpy_value = np.asarray(np.mean(x, **kw))
@@ -267,12 +252,12 @@ def test_where_keeps_positions_in_long_reductions_and_threads():
     want = spec.masked_reduce("ReduceSum", x, (1,), False, np.float32, np.broadcast_to(m, x.shape),
                               np.float32(1.5))
     for n in THREADS:
-        assert_same(normops.sum(x, axis=1, where=m, initial=1.5, n_threads=n), want, f"n={n}")
+        assert_same_bits(normops.sum(x, axis=1, where=m, initial=1.5, n_threads=n), want, f"n={n}")
     y = rng.standard_normal((600, 300)).astype(np.float32)
     w = rng.random(y.shape) < 0.5
     want = spec.mean(y, (0,), False, np.float32, w)
     for n in THREADS:
-        assert_same(normops.mean(y, axis=0, where=w, n_threads=n), want, f"mean n={n}")
+        assert_same_bits(normops.mean(y, axis=0, where=w, n_threads=n), want, f"mean n={n}")
 
 
 # --------------------------------------------------------------- var, std
@@ -319,7 +304,7 @@ def test_var_std_match_the_specification(name, dtype):
         target = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
         want = getattr(spec, name)(x, normalized(axis, len(shape)), keepdims, target, ddof, where)
         for n in THREADS:
-            assert_same(getattr(normops, name)(x, n_threads=n, **kw), want, f"{name} {shape} {dtype} {kw} n={n}")
+            assert_same_bits(getattr(normops, name)(x, n_threads=n, **kw), want, f"{name} {shape} {dtype} {kw} n={n}")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             numpy_value = getattr(np, name)(x, **kw)
@@ -360,15 +345,15 @@ def test_var_std_rows_and_threads():
         x = rng.standard_normal(shape).astype(np.float32)
         want = spec.var(x, normalized(axis, x.ndim), False, np.dtype(np.float32))
         for n in THREADS:
-            assert_same(normops.var(x, axis=axis, n_threads=n), want, f"var {shape} axis={axis} n={n}")
-            assert_same(normops.std(x, axis=axis, n_threads=n), np.sqrt(want), f"std {shape} axis={axis} n={n}")
+            assert_same_bits(normops.var(x, axis=axis, n_threads=n), want, f"var {shape} axis={axis} n={n}")
+            assert_same_bits(normops.std(x, axis=axis, n_threads=n), np.sqrt(want), f"std {shape} axis={axis} n={n}")
 
 
 def test_var_std_arguments():
     rng = np.random.default_rng(8)
     x = rng.standard_normal((4, 6)).astype(np.float32)
     # correction is ddof's other name; both is an error, as NumPy's ValueError
-    assert_same(normops.var(x, correction=1), normops.var(x, ddof=1))
+    assert_same_bits(normops.var(x, correction=1), normops.var(x, ddof=1))
     with pytest.raises(InvalidInputError, match="var: arguments 'ddof' and 'correction' cannot both be given"):
         normops.var(x, ddof=1, correction=1)
     # ddof beyond the count: max(n - ddof, 0) = 0 divides, as NumPy (inf, or NaN for 0 / 0)
@@ -380,7 +365,7 @@ def test_var_std_arguments():
     assert normops.var(x, ddof=1.5) == pytest.approx(np.var(x.astype(np.float64), ddof=1.5), rel=1e-6)
     # mean= (broadcast against a, in the arithmetic type), keepdims, dtype, out
     m = np.mean(x, axis=1, keepdims=True)
-    assert_same(normops.var(x, axis=1, mean=m), spec.var(x, (1,), False, np.dtype(np.float32), mean=m))
+    assert_same_bits(normops.var(x, axis=1, mean=m), spec.var(x, (1,), False, np.dtype(np.float32), mean=m))
     np.testing.assert_allclose(normops.var(x, axis=1, mean=m), np.var(x, axis=1, mean=m), rtol=1e-6)
     assert normops.std(x, axis=0, keepdims=True).shape == (1, 6)
     assert normops.var(np.arange(6), dtype=np.float32).dtype == np.float32
@@ -454,10 +439,10 @@ def test_logsumexp_matches_the_specification(dtype, return_sign):
             got = normops.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, n_threads=n)
             label = f"{shape} {dtype} axis={axis} b={None if b is None else b.shape} n={n}"
             if return_sign:
-                assert_same(got[0], want[0], label)
-                assert_same(got[1], want[1], label + " sign")
+                assert_same_bits(got[0], want[0], label)
+                assert_same_bits(got[1], want[1], label + " sign")
             else:
-                assert_same(got, want, label)
+                assert_same_bits(got, want, label)
 
 
 def _close_to_scipy(got, want, rtol, label):
@@ -586,7 +571,7 @@ def test_logsumexp_shapes_dtypes_and_arguments():
     y = np.random.default_rng(12).standard_normal((64, 300)).astype(np.float32)
     fast = normops.logsumexp(y, axis=1, mode="fast")
     for n in THREADS:
-        assert_same(normops.logsumexp(y, axis=1, mode="fast", n_threads=n), fast, f"fast n={n}")
+        assert_same_bits(normops.logsumexp(y, axis=1, mode="fast", n_threads=n), fast, f"fast n={n}")
     np.testing.assert_allclose(fast, normops.logsumexp(y, axis=1), rtol=1e-6)
 
 
@@ -680,7 +665,7 @@ def test_kernel_routes_give_the_general_path_bits(monkeypatch):
                     want = f(x, n_threads=n, **kw)
                     state["on"] = True
                     assert type(got) is type(want)
-                    assert_same(got, want, f"{f.__name__} {shape} {np.dtype(dtype)} {kw} n={n}")
+                    assert_same_bits(got, want, f"{f.__name__} {shape} {np.dtype(dtype)} {kw} n={n}")
 
 
 def test_logsumexp_fast_takes_the_fast_exponential_for_its_terms(monkeypatch):
@@ -707,7 +692,7 @@ def test_logsumexp_fast_takes_the_fast_exponential_for_its_terms(monkeypatch):
             want = spec.logsumexp(x, (1,), b, False, False, np.dtype(np.float32))
             monkeypatch.setattr(spec, "_exp", spec_exp)
             for n in THREADS:
-                assert_same(normops.logsumexp(x, axis=1, b=b, mode="fast", n_threads=n), want, f"{level} n={n}")
+                assert_same_bits(normops.logsumexp(x, axis=1, b=b, mode="fast", n_threads=n), want, f"{level} n={n}")
 
 
 def test_the_old_module_name_warns_and_forwards_to_numpy_style():

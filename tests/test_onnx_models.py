@@ -25,13 +25,14 @@ from normops import InvalidInputError, UnsupportedError, _registry  # noqa: E402
 from normops.onnx import InferenceSession, examples  # noqa: E402
 from normops.onnx import _ort, _partition  # noqa: E402
 
+from bits import assert_same_bits  # noqa: E402
+
 try:
     import onnxruntime as ort
 except ImportError:  # optional
     ort = None
 
 needs_ort = pytest.mark.skipif(ort is None, reason="onnxruntime is not installed")
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 DATA = Path(__file__).resolve().parent / "data"
 
 # ONNX Runtime alone against normops + ONNX Runtime: float32 models whose
@@ -39,16 +40,6 @@ DATA = Path(__file__).resolve().parent / "data"
 # difference measured on the example models is 1.4e-6 on outputs up to 6
 # (docs/onnx.md, "Tolerance").
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def same_bits(a, b):
-    assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    if a.dtype.kind in "fV":
-        u = UINT[a.dtype.itemsize]
-        a, b = np.ascontiguousarray(a).view(u), np.ascontiguousarray(b).view(u)
-    bad = np.flatnonzero(a != b)
-    assert bad.size == 0, f"{bad.size} elements differ, first at flat {bad[0]}"
 
 
 def make_model(nodes, inputs, outputs, initializers=(), opset=17, extra_opsets=(), **kwargs):
@@ -110,10 +101,10 @@ def served_nodes_give_normops_bits(model, feeds, mode=None):
                            domain=node.domain, mode=mode)
         for name, w in zip(node.output, want):
             if name:
-                same_bits(values[name], w)
+                assert_same_bits(values[name], w)
     # and the plain session gives the exposed one's graph outputs, bit for bit
     for g, w in zip(plain.run(None, feeds), session.run([o.name for o in model.graph.output], feeds)):
-        same_bits(g, w)
+        assert_same_bits(g, w)
     return len(served)
 
 
@@ -278,7 +269,7 @@ def test_concurrent_runs_of_a_mixed_session():
     serial = [session.run(None, {"x": x})[0] for x in inputs]
     with ThreadPoolExecutor(max_workers=4) as pool:
         for got, want in zip(pool.map(lambda x: session.run(None, {"x": x})[0], inputs * 2), serial * 2):
-            same_bits(got, want)
+            assert_same_bits(got, want)
 
 
 # --------------------------------------------------------------------------
@@ -316,10 +307,10 @@ def test_optional_outputs_overridable_initializers_and_constants():
     # only some outputs: the pieces run for what is asked, with the same bits
     full = session.run(None, {"x": x})
     (r,) = session.run(["r"], {"x": x})
-    same_bits(r, full[1])
+    assert_same_bits(r, full[1])
     inv, a2 = session.run(["inv", "a2"], {"x": x})
-    same_bits(inv, full[2])
-    same_bits(a2, full[3])
+    assert_same_bits(inv, full[2])
+    assert_same_bits(a2, full[3])
 
 
 @needs_ort
@@ -333,7 +324,7 @@ def test_outputs_of_a_piece_are_owned_and_feeds_untouched():
     y, i = InferenceSession(model).run(None, {"x": x})
     assert not np.shares_memory(i, x)
     i[...] = 7
-    same_bits(x, before)
+    assert_same_bits(x, before)
     np.testing.assert_allclose(y, normops.ops.softmax(np.exp(before)), rtol=1e-6)
 
 
@@ -445,11 +436,11 @@ def test_a_type_normops_does_not_serve_goes_to_onnxruntime_at_load():
     assert reduce.runs_on == "onnxruntime" and "tensor(bool)" in reduce.reason and "§15.4" in reduce.reason
     (m,) = session.run(None, {"x": x})
     assert m.dtype == np.bool_ and m == (x > 0.5).any()
-    same_bits(m, ort_run(model, {"x": x})[0])
+    assert_same_bits(m, ort_run(model, {"x": x})[0])
     # the same node on float32 stays on normops
     session = InferenceSession(_reduce_max_model(T.FLOAT))
     assert [p.runs_on for p in session.placement()] == ["numpy", "normops"]
-    same_bits(session.run(None, {"x": x})[0], normops.ops.reduce_max(x, keepdims=0))
+    assert_same_bits(session.run(None, {"x": x})[0], normops.ops.reduce_max(x, keepdims=0))
 
 
 @needs_ort
@@ -471,13 +462,13 @@ def test_types_known_only_at_run_time_fall_back_per_call():
     assert identity.runs_on == size.runs_on == "onnxruntime"  # only Size reads the Identity
     x = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
     m, n = session.run(None, {"x": x})
-    same_bits(m, normops.ops.reduce_max(x, keepdims=0))
+    assert_same_bits(m, normops.ops.reduce_max(x, keepdims=0))
     assert n == 1
     b = x > 0
     m, n = session.run(None, {"x": b})
     assert m.dtype == np.bool_ and m == b.any() and n == 1
     m, n = session.run(None, {"x": x.astype(np.float64)})
-    same_bits(m, normops.ops.reduce_max(x.astype(np.float64), keepdims=0))
+    assert_same_bits(m, normops.ops.reduce_max(x.astype(np.float64), keepdims=0))
     # a type neither normops nor ONNX Runtime takes: normops' own error
     with pytest.raises(InvalidInputError, match=r"node 0 \(ReduceMax\): ReduceMax: .*complex"):
         session.run(None, {"x": x.astype(np.complex64)})
@@ -546,7 +537,7 @@ def test_without_onnxruntime_the_model_is_refused_naming_the_nodes(monkeypatch):
     session = InferenceSession(model)
     assert session.get_providers() == ["normops"]
     assert [(p.runs_on, p.piece, p.reason) for p in session.placement()] == [("normops", None, "")]
-    same_bits(session.run(None, {"x": x})[0], normops.ops.softmax(x))
+    assert_same_bits(session.run(None, {"x": x})[0], normops.ops.softmax(x))
     # nor is it imported for one
     code = ("import sys, onnx; from onnx import helper as h, TensorProto as T; from normops.onnx import InferenceSession;"
             "m = h.make_model(h.make_graph([h.make_node('Softmax', ['x'], ['y'])], 'g',"
@@ -640,7 +631,7 @@ def test_torch_export_script_reproduces_the_committed_model(tmp_path):
     committed = onnx.load(str(DATA / "torch_small_convnet.onnx"))
     assert [n.op_type for n in fresh.graph.node] == [n.op_type for n in committed.graph.node]
     with np.load(io_path) as a, np.load(DATA / "torch_small_convnet_io.npz") as b:
-        same_bits(a["x"], b["x"])
+        assert_same_bits(a["x"], b["x"])
         np.testing.assert_allclose(a["y"], b["y"], rtol=1e-5, atol=1e-6)
     assert torch.__version__
 
@@ -669,7 +660,7 @@ def test_run_model_shows_the_placement_and_runs_mixed_models(tmp_path, capsys):
     np.save(tmp_path / "x.npy", x)
     assert main(["run-model", str(path), "-i", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "y.npz")]) == 0
     with np.load(tmp_path / "y.npz") as saved:
-        same_bits(saved["y"], InferenceSession(model).run(None, {"x": x})[0])
+        assert_same_bits(saved["y"], InferenceSession(model).run(None, {"x": x})[0])
     assert main(["run-model", str(path), "--normops-only"]) == 1
     assert "use_onnxruntime=False" in capsys.readouterr().err
 
@@ -683,4 +674,4 @@ def test_backend_hands_nodes_to_onnxruntime_only_when_asked():
         ExactBackend.prepare(model)
     rep = Backend.prepare(model, use_onnxruntime=True)
     x = examples.conv_input(1, 8, 5)
-    same_bits(rep.run([x])[0], InferenceSession(model).run(None, {"x": x})[0])
+    assert_same_bits(rep.run([x])[0], InferenceSession(model).run(None, {"x": x})[0])

@@ -418,8 +418,8 @@ REDUCE_OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_run_takes_the_direct_route_with_the_same_bits_and_errors(routes, dtype):
-    """normops.run (the registry's run_fast hook, which ONNX sessions use
-    too) goes the named functions' direct route: same results, same errors."""
+    """normops.run (the operator's kept direct function, which ONNX sessions
+    use too) goes the named functions' direct route: same results, same errors."""
     taken = 0
     for shape in [(7,), (5, 33), (3, 4, 17)]:
         x = special(shape, dtype)

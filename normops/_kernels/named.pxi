@@ -48,40 +48,62 @@ def sigmoid_named(object op, object x, object opset, object mode, object n_threa
     return KERNELS.sigmoid_direct(x, settings.fast, settings.threads)
 
 
-cpdef object row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object opset, object mode,
-                              object n_threads):
+def row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object opset, object mode,
+                     object n_threads):
     """normops.ops.mean_variance_normalization / lp_normalization (kind as
     in row_divide) over the last ``cols_axes`` axes of x, the attributes
-    already checked by the caller: the output, when x is a non-empty,
-    aligned, native, C-contiguous float32 or float64 ndarray; or None."""
+    already checked by the caller: row_divide_settled's output, or None."""
     if CONFIG is None:
         route_setup()
-    if type(x) is not cnp.ndarray or named_version(op, opset) is None:
+    if named_version(op, opset) is None:
+        return None
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
+        return None
+    return row_divide_settled(x, cols_axes, kind, settings.threads)
+
+
+cpdef object row_divide_settled(object x, Py_ssize_t cols_axes, int kind, int threads):
+    """The rows of x (its last ``cols_axes`` axes) divided as ``kind`` says,
+    with the thread count settled (settle_call): the output, when x is a
+    non-empty, aligned, native, C-contiguous float32 or float64 ndarray; or
+    None. A model node's and normops.run's call (row_divide.py)."""
+    if type(x) is not cnp.ndarray:
         return None
     cdef cnp.ndarray a = <cnp.ndarray>x
     cdef int ndim = cnp.PyArray_NDIM(a)
     cdef Py_ssize_t size = cnp.PyArray_SIZE(a)
     if not is_plain_float(a) or size == 0 or not 1 <= cols_axes <= ndim:
         return None
-    cdef CallSettings settings
-    if settle_call(mode, n_threads, &settings) < 0:
-        return None
     cdef Py_ssize_t cols = dims_product(a, ndim - <int>cols_axes, ndim)
     cdef cnp.ndarray y = placed_like(a)
-    KERNELS.row_divide(a, y, size // cols, cols, kind, settings.threads)
+    KERNELS.row_divide(a, y, size // cols, cols, kind, threads)
     return y
 
 
-def lp_named(object op, object x, object axis, object p, object opset, object mode, object n_threads):
-    """normops.ops.lp_normalization (and run's, sessions'): the output when
-    axis is the last (-1 or ndim - 1) and p 1 or 2, both ints, and
-    row_divide_named takes x; else None."""
+cdef int lp_kind(object x, object axis, object p):
+    """row_divide's kind for LpNormalization of x along axis, when axis is
+    the last (-1 or ndim - 1) and p 1 or 2, both ints; else 0."""
     if type(x) is not cnp.ndarray or type(axis) is not int or type(p) is not int or not (p == 1 or p == 2):
-        return None
+        return 0
     cdef int ndim = cnp.PyArray_NDIM(<cnp.ndarray>x)
     if ndim < 1 or not (axis == -1 or axis == ndim - 1):
-        return None
-    return row_divide_named(op, x, 1, DIVIDE_BY_L1 if p == 1 else DIVIDE_BY_L2, opset, mode, n_threads)
+        return 0
+    return DIVIDE_BY_L1 if p == 1 else DIVIDE_BY_L2
+
+
+def lp_named(object op, object x, object axis, object p, object opset, object mode, object n_threads):
+    """normops.ops.lp_normalization: the output when lp_kind and
+    row_divide_named take the call; else None."""
+    cdef int kind = lp_kind(x, axis, p)
+    return None if kind == 0 else row_divide_named(op, x, 1, kind, opset, mode, n_threads)
+
+
+def lp_settled(object x, object axis, object p, int threads):
+    """lp_named with the thread count settled (settle_call): a model node's
+    and normops.run's call."""
+    cdef int kind = lp_kind(x, axis, p)
+    return None if kind == 0 else row_divide_settled(x, 1, kind, threads)
 
 
 def cum_named(object x, object axis, object exclusive, object reverse, bint multiply, object opset, object mode,
@@ -102,12 +124,25 @@ def cum_named(object x, object axis, object exclusive, object reverse, bint mult
 
 
 def gelu_named(object op, object x, object b, bint tanh, object opset, object mode, object n_threads):
-    """normops.ops.gelu (b None) and bias_gelu (b the bias): the output,
-    when x is a plain float array (is_plain_float, kernel_table.pxd) and b None or a 1-D
-    plain array of x's dtype and x's last extent; or None."""
+    """normops.ops.gelu (b None) and bias_gelu (b the bias): gelu_settled's
+    output, or None."""
     if CONFIG is None:
         route_setup()
-    if not is_plain_float(x) or named_version(op, opset) is None:
+    if named_version(op, opset) is None:
+        return None
+    cdef CallSettings settings
+    if settle_call(mode, n_threads, &settings) < 0:
+        return None
+    return gelu_settled(x, b, tanh, settings.fast, settings.threads)
+
+
+cpdef object gelu_settled(object x, object b, bint tanh, bint fast, int threads):
+    """Gelu of x (plus the bias b first, when not None), flavour and thread
+    count settled (settle_call): the output, when x is a plain float array
+    (is_plain_float, kernel_table.pxd) and b None or a 1-D plain array of
+    x's dtype and x's last extent; or None. Also a model node's and
+    normops.run's call (gelu.py)."""
+    if not is_plain_float(x):
         return None
     cdef cnp.ndarray a = <cnp.ndarray>x
     cdef int ndim = cnp.PyArray_NDIM(a)
@@ -115,12 +150,9 @@ def gelu_named(object op, object x, object b, bint tanh, object opset, object mo
                               and cnp.PyArray_NDIM(<cnp.ndarray>b) == 1 and ndim >= 1
                               and cnp.PyArray_DIM(<cnp.ndarray>b, 0) == cnp.PyArray_DIM(a, ndim - 1)):
         return None
-    cdef CallSettings settings
-    if settle_call(mode, n_threads, &settings) < 0:
-        return None
     cdef cnp.ndarray y = placed_like(a)
     if cnp.PyArray_SIZE(a):
-        KERNELS.gelu_flat(a, b, y, tanh, settings.fast, settings.threads)
+        KERNELS.gelu_flat(a, b, y, tanh, fast, threads)
     return y
 
 

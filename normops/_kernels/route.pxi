@@ -1,5 +1,5 @@
 # normops.run's straight route to the kernels (normops/_registry.py,
-# OpDef.run). A model node's direct function (an OpDef's node_direct, made
+# OpDef.run). A model node's direct function (an OpDef's direct hook, made
 # once per operator version and attribute set) is kept in the OpDef's
 # ``_directs`` list as (version, attributes as given, function or None);
 # here a call finds its entry and runs the function, in C, because on

@@ -153,14 +153,10 @@ class _Step:
         if self.kind == "served":
             op = self.impl
             self.arguments = tuple(self.inputs) + ("",) * (len(op.inputs) - len(self.inputs))
-            if op.run_first is not None and self.n_declared == 1:
-                self.call = functools.partial(op.run_first, op)  # no output nobody reads
-            elif op.run_fast is not None:
-                self.call = functools.partial(op.run_fast, op)
-            else:
-                self.call = op.call
-            if op.node_direct is not None:
-                self.direct = op.node_direct(op, self.version, self.attributes, self.n_declared)
+            # the validated route computes no output nobody reads
+            self.call = functools.partial(op.call, all_outputs=self.n_declared > 1)
+            if op.direct is not None:
+                self.direct = op.direct(op, self.version, self.attributes, self.n_declared)
         else:
             self.arguments = tuple(self.inputs)
             self.call = None
