@@ -255,8 +255,10 @@ def _direct(op, version, attributes, n_declared):
     a conversion; None for attributes only the validated path reads."""
     epsilon = attributes["epsilon"]
     if op is BATCH_NORMALIZATION:
+        if version < 14:  # legacy forms: the validated route
+            return None
         training, momentum = attributes["training_mode"], attributes["momentum"]
-        if version < 14 or type(training) is not int or training not in (0, 1) or type(momentum) is not float:
+        if type(training) is not int or training not in (0, 1) or type(momentum) is not float:
             return None
         momentum = momentum if training else None
 
