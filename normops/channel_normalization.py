@@ -249,6 +249,20 @@ def _reference_outputs(plan):
                                                saved=plan.version < 14))
 
 
+def _plain_group_attributes(groups, stash_type, version):
+    """num_groups a positive int and stash_type an int the kernels serve as
+    given (1, or from opset 21 any with float32 statistics): what the
+    direct routes take as they are."""
+    return (type(groups) is int and groups > 0 and type(stash_type) is int
+            and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH)))
+
+
+def _plain_batch_attributes(training_mode, momentum):
+    """training_mode 0 or 1 as an int and momentum a float: what the direct
+    routes take as they are (from opset 14)."""
+    return type(training_mode) is int and training_mode in (0, 1) and type(momentum) is float
+
+
 def _direct(op, version, attributes, n_declared):
     """The straight call of the kernel for these attributes (OpDef's
     direct): the kernels' channel_normalize_nd, which declines what needs
@@ -258,7 +272,7 @@ def _direct(op, version, attributes, n_declared):
         if version < 14:  # legacy forms: the validated route
             return None
         training, momentum = attributes["training_mode"], attributes["momentum"]
-        if type(training) is not int or training not in (0, 1) or type(momentum) is not float:
+        if not _plain_batch_attributes(training, momentum):
             return None
         momentum = momentum if training else None
 
@@ -270,9 +284,8 @@ def _direct(op, version, attributes, n_declared):
         return direct
     groups, per_channel = 0, True  # InstanceNormalization: a group per channel
     if op is GROUP_NORMALIZATION:
-        groups, stash_type = attributes["num_groups"], attributes.get("stash_type", 1)
-        if not (type(groups) is int and groups > 0 and type(stash_type) is int
-                and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH))):
+        groups = attributes["num_groups"]
+        if not _plain_group_attributes(groups, attributes.get("stash_type", 1), version):
             return None
         per_channel = version >= 21
 
@@ -379,8 +392,7 @@ def group_normalization(X, scale, bias, *, num_groups, epsilon=1e-05, stash_type
     """
     y = None
     version = _direct_version(GROUP_NORMALIZATION, opset, mode)
-    if (version and type(num_groups) is int and num_groups > 0 and type(stash_type) is int
-            and (stash_type == 1 or (version >= 21 and stash_type in _FAST_STASH))):
+    if version and _plain_group_attributes(num_groups, stash_type, version):
         y = _named_direct(GROUP_NORMALIZATION, X, scale, bias, None, None, num_groups, version >= 21, epsilon,
                     n_threads)
     if y is not None:
@@ -414,8 +426,8 @@ def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon=1e-05, mo
     """
     y = None
     version = _direct_version(BATCH_NORMALIZATION, opset, mode)
-    if (version and version >= 14 and type(training_mode) is int and training_mode in (0, 1)
-            and is_test is None and type(momentum) is float and input_mean is not None):
+    if (version and version >= 14 and _plain_batch_attributes(training_mode, momentum)
+            and is_test is None and input_mean is not None):
         y = _isa.kernels.channel_normalize_nd(X, scale, B, input_mean, input_var, 0, True, epsilon,
                                               _config.kernel_threads(n_threads, "BatchNormalization"),
                                               momentum if training_mode else None)
