@@ -123,8 +123,11 @@ enum {
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
 #define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more teach s (not L), */
                                                /* until normops_team_set_core_cache says otherwise */
-#define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their gap's L */
-#define NORMOPS_STRETCH_RETRY 64               /* a size class that s keeps serial takes a team every 64th loop */
+#define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their gap's L (shorter
+                                                  ones teach L, as small loops do) */
+#define NORMOPS_STRETCH_RETRY 64               /* a size class that s keeps serial takes a team every 64th loop, */
+#define NORMOPS_STRETCH_RETRY_EARLY 4          /* every 4th until its s has NORMOPS_WAKE_SEEN samples: a
+                                                  first one the host slowed does not decide for long */
 
 /* The state shared by every ISA build loaded in the process. Figures are
  * 64-bit integers read and written with relaxed atomics: a lost update
@@ -360,6 +363,24 @@ static inline void normops_wake_learn(int b, long long obs) {
                   normops_ring_learn(normops_team->wake_seen[b], k, obs, b >= NORMOPS_GAP_BUCKETS));
 }
 
+/* What a team loop of n threads that ran without a stall tells of its
+ * gap's L: with s >= 1, T >= L + (W - L) / n, so L <= (n T - W) / (n - 1).
+ * A busy gap's figure above that bound (a stall that no loop short enough
+ * to measure L has outvoted: a slot only long loops visit) takes the bound
+ * as a measurement, so the slot heals when its next team runs well instead
+ * of keeping its loops serial; at least the least L measured anywhere,
+ * since a W misjudged by the host's changing speed can make the bound
+ * too low. Idle gaps keep their largest. */
+static inline void normops_wake_bound(int b, int n, double t_ns, double w_ns) {
+    double bound = (n * t_ns - w_ns) / (n - 1), least;
+    if (b >= NORMOPS_GAP_BUCKETS || n < 2 || NORMOPS_LOAD(normops_team->wake_pinned))
+        return;
+    if ((double)normops_wake_estimate(b) <= bound)
+        return;
+    least = (double)normops_wake_least();
+    normops_wake_learn(b, (long long)(bound > least ? bound : least));
+}
+
 /* j: pinned, or half an awake team's L. */
 static inline long long normops_join_estimate(void) {
     long long j = NORMOPS_LOAD(normops_team->join_ns);
@@ -568,7 +589,9 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
          * then (in a loop of calls only: after idle time the wake-up would
          * cost more than the retry tells) */
         if (__atomic_add_fetch(&normops_team->stretch_retry[family][normops_size_class(elements)], 1,
-                               __ATOMIC_RELAXED) % NORMOPS_STRETCH_RETRY == 0)
+                               __ATOMIC_RELAXED)
+            % (NORMOPS_LOAD(normops_team->stretch_count[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)])
+               < NORMOPS_WAKE_SEEN ? NORMOPS_STRETCH_RETRY_EARLY : NORMOPS_STRETCH_RETRY) == 0)
             n = 2;
     } else if (n > 1) {
         normops_retry_scale = 1.0;  /* the figures give a team again */
@@ -633,11 +656,13 @@ static inline void normops_team_learn(int n, long long took_ns) {
      * beyond L's share is then the team sharing caches and the memory
      * bus): invert T = L + (W - L) s / n, s from 1 (a team sharing
      * perfectly) to n (a team that gained nothing). Until then it teaches
-     * L, as a small loop does, and a stall always does. */
+     * L, as a small loop does; so does one whose W is under 2 L (mostly
+     * wake-up: s would be ill-conditioned there, and a team that lost
+     * must teach something), and a stall always does. */
     l = (double)normops_wake_estimate(b);
-    if (!stall && size >= normops_stretch_from_size()
+    if (!stall && size >= normops_stretch_from_size() && w_ns >= NORMOPS_STRETCH_FROM_WAKES * l
         && (NORMOPS_LOAD(normops_team->wake_pinned) || NORMOPS_LOAD(normops_team->wake_small[b]) >= 3)) {
-        if (NORMOPS_LOAD(normops_team->stretch_pinned[family]) || w_ns < NORMOPS_STRETCH_FROM_WAKES * l)
+        if (NORMOPS_LOAD(normops_team->stretch_pinned[family]))
             return;
         s = (t - l) * n / (w_ns - l);
         obs = (long long)(1000.0 * (s < 1.0 ? 1.0 : s > n ? n : s));
@@ -651,8 +676,10 @@ static inline void normops_team_learn(int n, long long took_ns) {
         return;
     /* past NORMOPS_WAKE_FROM_LOOPS_NS, only a stall is a wake-up: anything
      * less is the team sharing the memory bus */
-    if (w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS && !stall)
+    if (w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS && !stall) {
+        normops_wake_bound(b, n, t, w_ns);
         return;
+    }
     /* invert T = L + (W - L) s / n + (n - 2) j with the class's s, or
      * T = L when the caller did all */
     s = normops_stretch(NORMOPS_THIS_LEVEL, family, normops_plan.elements);
@@ -671,6 +698,19 @@ static inline void normops_team_learn(int n, long long took_ns) {
     if (size < normops_stretch_from_size())
         __atomic_fetch_add(&normops_team->wake_small[b], 1u, __ATOMIC_RELAXED);
     normops_wake_learn(b, obs);
+}
+
+/* Learn from a loop as if team_plan had sized it (family, gap slot,
+ * elements, W) and it took took_ns on n threads: tests drive the learning
+ * with it. */
+static inline void normops_team_learn_loop(int family, int slot, long long elements, double w_ps, int n,
+                                           long long took_ns) {
+    normops_plan.family = family;
+    normops_plan.bucket = slot;
+    normops_plan.first_team = 0;
+    normops_plan.elements = elements;
+    normops_plan.w_ps = w_ps;
+    normops_team_learn(n, took_ns);
 }
 
 /* Around every loop that team_plan sized: loop_begin(n) and loop_end(n)

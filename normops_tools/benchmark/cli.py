@@ -49,7 +49,8 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
                         "fraction of the copy limit")
     p.add_argument("--scaling", action="store_true",
                    help="also measure 1 thread against 2 per case, back to back and after idle gaps, "
-                        "under both OpenMP wait policies (normops_tools.benchmark.scaling)")
+                        "under both OpenMP wait policies, and under PASSIVE against ONNX Runtime at 1 and 2 "
+                        "threads (normops_tools.benchmark.scaling)")
     p.add_argument("--batch", action="store_true",
                    help="also measure normops.map_batch throughput at 1 and 2 workers, and "
                         "calls from 2 and 4 Python threads against serial calls")

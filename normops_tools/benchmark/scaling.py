@@ -11,15 +11,26 @@ thread count) against ``n_threads=1``:
   and at the default thread count alternating; p50 and p90 of each and
   their ratios.
 
+- **against ONNX Runtime** (under ``PASSIVE`` only, where neither side's
+  threads spin, ONNX Runtime's sessions with ``allow_spinning`` 0):
+  normops and ONNX Runtime at 1 and at 2 threads in the same process, the
+  four calls rotated every round; ONNX Runtime's median over normops' at
+  each thread count, and how far the 2-thread ratio falls below the
+  1-thread one.
+
 The wait policy is read by OpenMP once per process, so each policy runs
 in a process of its own (``OMP_WAIT_POLICY`` unset, i.e. libgomp's
 default, and ``PASSIVE``); the figures normops learned there (its thread
-costs) are reported with them. Targets (docs/design.md, "Threads"): back to
-back 2T/1T at most 1.05 on every case, and at most 1/1.7 where one call
-takes 1 ms or more at 1 thread; after idle, p50 and p90 ratios at most 1.25.
+costs) are reported with them. The cases are built with the benchmark's
+own case factories (normops_tools.benchmark.cases) and called through its
+runtimes. Targets (docs/design.md, "Threads"): back to back 2T/1T at most
+1.05 on every case, and at most 1/1.7 where one call takes 1 ms or more at
+1 thread; after idle, p50 and p90 ratios at most 1.25; against ONNX
+Runtime, no case's ratio more than 10% lower at 2 threads than at 1.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -29,73 +40,108 @@ import time
 import numpy as np
 
 POLICIES = {"default": None, "passive": "PASSIVE"}
+#: the policy under which normops is also timed against ONNX Runtime: both
+#: sides' threads sleep when idle (ONNX Runtime's allow_spinning 0)
+SPINNING_OFF = "passive"
+#: how far normops' ratio to ONNX Runtime may fall from 1 thread to 2
+ORT_FALL_LIMIT = 0.10
 GAPS_S = (0.02, 0.1, 0.3)
 METHOD = ("each wait policy in its own process; back to back: {rounds} rounds of {calls} calls at 1 thread "
           "and {calls} at 2 (order swapped every round), every call timed, medians; after idle: "
           "time.sleep(gap) before every call, 1 thread and the default thread count alternating, "
-          "{idle_calls} calls each, p50 and p90.")
+          "{idle_calls} calls each, p50 and p90; against ONNX Runtime (under PASSIVE, its sessions with "
+          "allow_spinning 0): normops and ONNX Runtime at 1 and 2 threads in the same process, the four "
+          "calls rotated each round, {rounds} rounds of {calls} calls each, ratios of medians.")
 
 
 def cases(quick=False):
-    """name -> (function of n_threads, in_idle_set)."""
-    import normops
-    from normops import ops
+    """name -> (benchmark Case, normops mode, in_idle_set), built with the
+    benchmark's own case factories (normops_tools.benchmark.cases)."""
+    from .cases import normalization_case, reduce_case, sigmoid_case, softmax_case
 
-    rng = np.random.default_rng(0)
     out = {}
-
-    def matrix(rows, cols):
-        return rng.standard_normal((rows, cols), dtype=np.float32)
-
     shapes = ((32, 1024), (32, 4096), (256, 1024), (1024, 4096))
     if quick:
         shapes = ((32, 1024), (256, 1024))
     for rows, cols in shapes:
-        x = matrix(rows, cols)
         label = f"{rows}x{cols}"
         idle = (rows, cols) in ((256, 1024), (1024, 4096))
         for mode in ("exact", "fast"):
-            out[f"Softmax {mode} {label}"] = (lambda t, x=x, m=mode: ops.softmax(x, mode=m, n_threads=t), idle)
-            out[f"LogSoftmax {mode} {label}"] = (
-                lambda t, x=x, m=mode: ops.log_softmax(x, mode=m, n_threads=t), idle and mode == "exact")
-        scale, bias = np.ones(cols, np.float32), np.zeros(cols, np.float32)
-        out[f"LayerNormalization {label}"] = (
-            lambda t, x=x, s=scale, b=bias: normops.layer_normalization(x, s, b, n_threads=t), idle)
-        out[f"RMSNormalization {label}"] = (
-            lambda t, x=x, s=scale: normops.rms_normalization(x, s, n_threads=t), False)
-        out[f"ReduceSum {label} axis 1"] = (lambda t, x=x: normops.sum(x, axis=1, n_threads=t), idle)
+            out[f"Softmax {mode} {label}"] = (softmax_case("Softmax", (rows, cols)), mode, idle)
+            out[f"LogSoftmax {mode} {label}"] = (softmax_case("LogSoftmax", (rows, cols)), mode,
+                                                 idle and mode == "exact")
+        out[f"LayerNormalization {label}"] = (normalization_case("LayerNormalization", (rows, cols)), "exact",
+                                              idle)
+        out[f"RMSNormalization {label}"] = (normalization_case("RMSNormalization", (rows, cols)), "exact", False)
+        out[f"ReduceSum {label} axis 1"] = (reduce_case("ReduceSum", (rows, cols), (1,)), "exact", idle)
     for n in ((65536, 1 << 20) if not quick else (65536,)):
-        v = rng.standard_normal(n, dtype=np.float32)
         for mode in ("exact", "fast"):
-            out[f"Sigmoid {mode} {n}"] = (lambda t, v=v, m=mode: ops.sigmoid(v, mode=m, n_threads=t),
-                                          n == 1 << 20 and mode == "exact")
+            out[f"Sigmoid {mode} {n}"] = (sigmoid_case(n), mode, n == 1 << 20 and mode == "exact")
     return out
 
 
-def _timed(fn, t):
+def case_calls(case, mode, onnxruntime=False):
+    """The case's zero-argument calls by thread count (None: the default
+    count): normops in `mode`, and with `onnxruntime` ONNX Runtime at 1 and
+    2 threads, spinning off, under the keys "ort1" and "ort2"."""
+    from .runtimes import NormopsRuntime, OnnxRuntime, prepare
+
+    inputs = case.inputs("float32", seed=0)
+    normops_rt = NormopsRuntime(mode)
+    normops_rt.setup(None)
+    out = {t: prepare(normops_rt, case, inputs, t) for t in (1, 2, None)}
+    if onnxruntime:
+        ort = OnnxRuntime()
+        ort.spinning = False
+        ort.setup(2)
+        out.update({f"ort{t}": prepare(ort, case, inputs, t) for t in (1, 2)})
+    return out
+
+
+def _timed(call):
     start = time.perf_counter_ns()
-    fn(t)
+    call()
     return time.perf_counter_ns() - start
 
 
-def back_to_back(fn, rounds, calls):
-    times = {1: [], 2: []}
+def _rotated(fns, rounds, calls):
+    """Every call of `fns` (key -> zero-argument call) timed, in rounds of
+    `calls` calls per key, the order of the keys rotated every round; the
+    medians in µs by key."""
+    keys = list(fns)
+    times = {k: [] for k in keys}
     for _ in range(2):  # warm-up: the first calls teach normops the costs
-        fn(1), fn(2)
+        for k in keys:
+            fns[k]()
     for r in range(rounds):
-        for t in ((1, 2) if r % 2 else (2, 1)):
+        shift = r % len(keys)
+        for k in keys[shift:] + keys[:shift]:
             for _ in range(calls):
-                times[t].append(_timed(fn, t))
-    one, two = (float(np.median(times[t])) / 1e3 for t in (1, 2))
-    return {"one_us": one, "two_us": two, "ratio": two / one}
+                times[k].append(_timed(fns[k]))
+    return {k: float(np.median(v)) / 1e3 for k, v in times.items()}
 
 
-def after_idle(fn, gap, calls):
+def back_to_back(fns, rounds, calls):
+    med = _rotated({1: fns[1], 2: fns[2]}, rounds, calls)
+    return {"one_us": med[1], "two_us": med[2], "ratio": med[2] / med[1]}
+
+
+def versus_onnxruntime(fns, rounds, calls):
+    """normops and ONNX Runtime at 1 and 2 threads, the four calls rotated
+    in one process: ONNX Runtime's time over normops' at each thread count,
+    and how far the 2-thread ratio falls below the 1-thread one."""
+    med = _rotated({k: fns[k] for k in (1, "ort1", 2, "ort2")}, rounds, calls)
+    one, two = med["ort1"] / med[1], med["ort2"] / med[2]
+    return {"one_us": med[1], "two_us": med[2], "ort_one_us": med["ort1"], "ort_two_us": med["ort2"],
+            "ratio_one": one, "ratio_two": two, "fall": 1 - two / one}
+
+
+def after_idle(fns, gap, calls):
     times = {1: [], None: []}
     for i in range(2 * calls):
         t = 1 if i % 2 == 0 else None
         time.sleep(gap)
-        times[t].append(_timed(fn, t))
+        times[t].append(_timed(fns[t]))
     out = {}
     for t, key in ((1, "one"), (None, "default")):
         out[f"{key}_p50_us"] = float(np.percentile(times[t], 50)) / 1e3
@@ -105,8 +151,9 @@ def after_idle(fn, gap, calls):
     return out
 
 
-def measure(quick=False, rounds=15, calls=5, idle_calls=20, gaps=GAPS_S, case=None):
-    """Every case in this process (its wait policy), as a dict."""
+def measure(quick=False, rounds=15, calls=5, idle_calls=20, gaps=GAPS_S, case=None, onnxruntime=False):
+    """Every case in this process (its wait policy), as a dict; with
+    `onnxruntime`, also against ONNX Runtime at 1 and 2 threads."""
     import re
 
     import normops
@@ -114,10 +161,13 @@ def measure(quick=False, rounds=15, calls=5, idle_calls=20, gaps=GAPS_S, case=No
 
     results = {"cases": {}, "wait_policy": os.environ.get("OMP_WAIT_POLICY", "") or "default"}
     chosen = {k: v for k, v in cases(quick).items() if case is None or re.search(case, k)}
-    for name, (fn, idle) in chosen.items():
-        entry = {"back_to_back": back_to_back(fn, rounds, calls)}
+    for name, (bench_case, mode, idle) in chosen.items():
+        fns = case_calls(bench_case, mode, onnxruntime)
+        entry = {"back_to_back": back_to_back(fns, rounds, calls)}
+        if onnxruntime:
+            entry["onnxruntime"] = versus_onnxruntime(fns, rounds, calls)
         if idle:
-            entry["after_idle"] = {str(g): after_idle(fn, g, idle_calls) for g in gaps}
+            entry["after_idle"] = {str(g): after_idle(fns, g, idle_calls) for g in gaps}
         results["cases"][name] = entry
     results["thread_costs"] = _threads.figures()
     results["default_threads"] = normops.get_num_threads()
@@ -137,6 +187,8 @@ def run_policies(quick=False, case=None, rounds=15, calls=5, idle_calls=20, pyth
                 "--calls", str(calls), "--idle-calls", str(idle_calls)]
         if quick:
             argv.append("--quick")
+        if label == SPINNING_OFF and importlib.util.find_spec("onnxruntime") is not None:
+            argv.append("--onnxruntime")
         if case:
             argv += ["--case", case]
         done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
@@ -165,6 +217,15 @@ def lines(scaling):
         out += table(["case", "1T µs", "2T µs", "2T/1T"] + [f"idle {int(g * 1000)} ms p50 / p90" for g in GAPS_S],
                      rows)
         out.append("")
+        ort_rows = [[name, f"{o['one_us']:.1f}", f"{o['ort_one_us']:.1f}", f"{o['ratio_one']:.2f}",
+                     f"{o['two_us']:.1f}", f"{o['ort_two_us']:.1f}", f"{o['ratio_two']:.2f}", f"{100 * o['fall']:+.0f}%"]
+                    for name, o in ((n, e["onnxruntime"]) for n, e in res["cases"].items() if "onnxruntime" in e)]
+        if ort_rows:
+            out += ["Against ONNX Runtime in the same process (fall: how far the 2-thread ratio lies below the "
+                    f"1-thread one; target at most {100 * ORT_FALL_LIMIT:.0f}%):", ""]
+            out += table(["case", "normops 1T µs", "ORT 1T µs", "ORT/normops 1T", "normops 2T µs", "ORT 2T µs",
+                          "ORT/normops 2T", "fall"], ort_rows)
+            out.append("")
         out += verdict_lines(res)
         out.append("")
     return out
@@ -184,6 +245,14 @@ def verdict_lines(res):
         worst = max(idle, key=lambda kgv: max(kgv[2]["p50_ratio"], kgv[2]["p90_ratio"]))
         out.append(f"- after idle, worst p50 / p90 ratio: {worst[2]['p50_ratio']:.2f} / {worst[2]['p90_ratio']:.2f}"
                    f" ({worst[0]}, {float(worst[1]) * 1000:.0f} ms gaps; target 1.25)")
+    ort = {k: e["onnxruntime"] for k, e in res["cases"].items() if "onnxruntime" in e}
+    if ort:
+        over = sorted((k for k, o in ort.items() if o["fall"] > ORT_FALL_LIMIT), key=lambda k: -ort[k]["fall"])
+        worst_name = max(ort, key=lambda k: ort[k]["fall"])
+        w = ort[worst_name]
+        out.append(f"- against ONNX Runtime, {len(over)} of {len(ort)} cases fall more than "
+                   f"{100 * ORT_FALL_LIMIT:.0f}% from 1 thread to 2; the most: {worst_name}, "
+                   f"{w['ratio_one']:.2f}x to {w['ratio_two']:.2f}x ({100 * w['fall']:.0f}%)")
     return out
 
 
@@ -219,10 +288,12 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--calls", type=int, default=5)
     p.add_argument("--idle-calls", type=int, default=20)
+    p.add_argument("--onnxruntime", action="store_true", help="also time ONNX Runtime (with --worker)")
     p.add_argument("--out", default=None, metavar="JSON")
     args = p.parse_args(argv)
     if args.worker:
-        print(json.dumps(measure(args.quick, args.rounds, args.calls, args.idle_calls, case=args.case)))
+        print(json.dumps(measure(args.quick, args.rounds, args.calls, args.idle_calls, case=args.case,
+                                 onnxruntime=args.onnxruntime)))
         return 0
     scaling = run_policies(args.quick, args.case, args.rounds, args.calls, args.idle_calls)
     if args.out:
