@@ -103,31 +103,36 @@ def test_one_stall_in_five_after_idle_time_keeps_those_calls_serial(pinned):
     assert kernels.planned_threads(2, 256, 16384, large, "softmax_exact", 20_000, idle=True)[0] == 2
 
 
-def test_a_long_team_loop_without_a_stall_heals_a_busy_gap_that_one_stall_set(pinned):
-    # 1M-element exact Sigmoid, 380 µs on one thread: loops this long teach
-    # L only by a stall, so one 630 µs stall after a busy 2 ms gap kept
-    # every such call serial; a team loop that then took 260 µs shows L is
-    # at most 2 * 260 - 380 = 140 µs
+def test_the_wake_up_is_measured_from_the_first_chunk_another_thread_claims(pinned):
+    # 1M-element exact Sigmoid, 380 µs on one thread. One stall (630 µs)
+    # after a busy 2 ms gap; then team loops whose worker claimed its first
+    # chunk 50 µs after the start: L is what they measured, whatever W and
+    # the loop's time were (a W timed while the host ran slower once read
+    # as L of 0 to 20 µs, or as a stall that nothing outvoted)
     elements = 1 << 20
     pinned(ns_per_element={"map_exact": 380 / elements * 1000})
     kernels.forget_thread_costs()
-    routes.learn_wake_up(2_000, 630)
-    assert plan(elements, "map_exact", gap_us=2_000, chunk=16384) == 1
-    routes.bound_wake_up(2_000, 2, 510, 380)      # bounds L to 640 µs: nothing learned
+    routes.learn_team_loop("map_exact", elements, 2_000, 2, 630, None)  # the worker claimed nothing
     assert routes.thread_costs()["wake_us"][1024] == 630
-    for _ in range(3):
-        routes.learn_wake_up(200, 50)              # what a shorter gap's small loops measured
-    routes.bound_wake_up(2_000, 2, 260, 380)      # L <= 140 µs: a measurement of 140 µs
-    assert routes.thread_costs()["wake_us"][1024] == 140
+    assert plan(elements, "map_exact", gap_us=2_000, chunk=16384) == 1
+    for took_us in (260, 150):   # 150 µs: faster than W allows; L is still 50
+        routes.learn_team_loop("map_exact", elements, 2_000, 2, took_us, 50)
+    assert routes.thread_costs()["wake_us"][1024] == 50
     assert plan(elements, "map_exact", gap_us=2_000, chunk=16384) == 2
-    # a bound under the least L measured anywhere (W misjudged) gives that least
-    routes.learn_wake_up(4_000, 630)
-    routes.bound_wake_up(4_000, 2, 150, 380)      # (2 * 150 - 380) < 0
-    assert routes.thread_costs()["wake_us"][2048] == 50
-    # after idle time the largest of the last five stays: no bound there
-    routes.learn_wake_up(20_000, 630, idle=True)
-    routes.bound_wake_up(20_000, 2, 260, 380)
-    assert routes.thread_costs()["wake_us_idle"][16384] == 630
+
+
+def test_a_team_that_claimed_late_keeps_its_loops_serial(pinned, core_cache):
+    # exact Softmax 256x1024 (2^18 elements, beyond a 1 MiB core cache: a
+    # "large" loop), 98 µs on one thread; the worker claimed work 100 µs
+    # after the start three times: L = 100 µs, and one thread is quicker
+    # (before L was measured, such loops taught nothing: W < 2 L tells no s).
+    core_cache(1 << 20)
+    pinned(ns_per_element={"softmax_exact": 98_000 / (1 << 18)})
+    kernels.forget_thread_costs()
+    for _ in range(3):
+        routes.learn_team_loop("softmax_exact", 1 << 18, 300, 2, 117, 100)
+    assert routes.thread_costs()["wake_us"][256] == 100
+    assert plan(1 << 18, "softmax_exact", gap_us=300, chunk=1024) == 1
 
 
 def test_a_wake_up_of_several_milliseconds_everywhere(pinned):
@@ -299,25 +304,6 @@ def core_cache():
     """Set one core's cache size for one test, then the machine's again."""
     yield routes.set_core_cache_bytes
     _threads.read_core_cache()
-
-
-def test_a_large_loop_mostly_wake_up_that_lost_teaches_the_wake_up(pinned, core_cache):
-    # exact Softmax 256x1024 (2^18 elements, larger than a 1 MiB core
-    # cache: a "large" loop) takes 98 µs on one thread, and small loops
-    # taught L = 55 µs: a team should take 76.5 µs. It took 117 µs three
-    # times. W < 2 L tells nothing of s, so these loops teach L, which then
-    # keeps them serial (before, they taught nothing and stayed teams).
-    core_cache(1 << 20)
-    pinned(ns_per_element={"softmax_exact": 98_000 / (1 << 18)})
-    kernels.forget_thread_costs()
-    for _ in range(3):
-        routes.learn_team_loop("softmax_exact", 32 * 1024, 300, 2, 55)
-    assert routes.thread_costs()["wake_us"][256] == 55
-    assert plan(1 << 18, "softmax_exact", gap_us=300, chunk=1024) == 2
-    for _ in range(3):
-        routes.learn_team_loop("softmax_exact", 1 << 18, 300, 2, 117)
-    assert routes.thread_costs()["wake_us"][256] == 117
-    assert plan(1 << 18, "softmax_exact", gap_us=300, chunk=1024) == 1
 
 
 @pytest.mark.parametrize("nbytes, first", [

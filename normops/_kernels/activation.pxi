@@ -38,6 +38,7 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
     """Sigmoid of the contiguous float32/float64/float16/bfloat16 array x
     into y of the same dtype, in chunks of 16384 elements (element-wise:
     the bits never depend on threads)."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Storage storage = storage_of(x, "x")
     cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
     cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
@@ -73,6 +74,7 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
+                normops_team_claims(claimed)
                 start = c * ROW_CHUNK_ELEMENTS
                 sigmoid_chunk(px, py, storage,
                               wide + omp_get_thread_num() * ROW_CHUNK_ELEMENTS if narrow else NULL,

@@ -167,6 +167,7 @@ cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint 
     scanned (on any threads), then combined in block order keeping the
     earliest winner, which is the single scan's result. The scratch arrays
     hold one entry per block."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS, b, best_b = -1
     cdef Py_ssize_t quads = (blocks + 3) // 4
     cdef int threads
@@ -182,6 +183,7 @@ cdef int64_t arg_long(const argT* x, Py_ssize_t n, bint is_min, bint last, bint 
     else:
         threads = team_take(threads, n_threads)
         for b in prange(quads, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
             arg_blocks(x, n, b, is_min, last, find_nan, values, index, nans)
         team_release(threads)
     for b in range(blocks):
@@ -297,6 +299,7 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
     and index[b * K + k] (K outputs). Then every output takes the scan's
     rule over its block winners in block order, which keeps the earliest
     winner: the single scan's index."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
     cdef Py_ssize_t tiles = (inner + COLUMN_TILE - 1) // COLUMN_TILE
     cdef Py_ssize_t K = outer * inner, units = outer * tiles * blocks, u, t, b, o, j0, k
@@ -305,6 +308,7 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
     cdef int64_t at
     cdef bint take
     for u in prange(units, schedule="dynamic", num_threads=threads):
+        normops_team_claims(claimed)
         t = u // blocks
         b = u % blocks
         o = t // tiles
@@ -338,6 +342,7 @@ cdef void arg_long_columns(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssi
 cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
                   bint is_min, bint last, bint find_nan, int n_threads,
                   void* scratch) noexcept nogil:
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t tiles, units, per_chunk, chunks, c, u, r, j0, o
     cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
     cdef int threads
@@ -366,6 +371,7 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
+                normops_team_claims(claimed)
                 arg_rows(x, out, c * per_chunk, min((c + 1) * per_chunk, outer), n, is_min, last, find_nan)
             team_release(threads)
         return
@@ -385,6 +391,7 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
     else:
         threads = team_take(threads, n_threads)
         for c in prange(chunks, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
             for u in range(c * per_chunk, min((c + 1) * per_chunk, units)):
                 o = u // tiles
                 j0 = (u % tiles) * COLUMN_TILE

@@ -190,6 +190,7 @@ cdef inline void cum_tiles(const cumT* x, cumT* y, Py_ssize_t n, Py_ssize_t inne
 
 cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
                   bint exclusive, bint reverse, int n_threads, cumOp* op) noexcept nogil:
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t units, per_chunk, chunks, c, width
     cdef int threads
     if inner == 1:
@@ -205,6 +206,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
+                normops_team_claims(claimed)
                 cum_line_range(x, y, n, c * per_chunk, min((c + 1) * per_chunk, outer), exclusive, reverse, op)
             team_release(threads)
         return
@@ -231,6 +233,7 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
     else:
         threads = team_take(threads, n_threads)
         for c in prange(chunks, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
             cum_tiles(x, y, n, inner, width, c * per_chunk, min((c + 1) * per_chunk, units),
                       exclusive, reverse, op)
         team_release(threads)

@@ -37,6 +37,7 @@ cdef inline void elementwise_segment(ElementwiseOp op, const char* x, const char
 cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_ssize_t cols, char* y,
                              Py_ssize_t n, Py_ssize_t itemsize, int which, bint fast,
                              int n_threads) noexcept nogil:
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
     cdef bint cheap = (op == EW_GELU32 and fast
                        or op == EW_ETFUNC and ((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_ERF32_FAST
@@ -49,6 +50,7 @@ cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_
         return
     threads = team_take(threads, n_threads)
     for c in prange(chunks, schedule="dynamic", num_threads=threads):
+        normops_team_claims(claimed)
         start = c * ROW_CHUNK_ELEMENTS
         elementwise_segment(op, x, b, cols, y, start, min(ROW_CHUNK_ELEMENTS, n - start), itemsize, which, fast)
     team_release(threads)

@@ -20,6 +20,7 @@ from normops._kernels.shim cimport (
     NORMOPS_THIS_LEVEL, normops_team_choose, normops_team_plan,
     normops_gap_slot, normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release,
     normops_team_forget, normops_team_note_region_end, normops_plan_drop, normops_set_threads_always,
+    normops_claim_slot, normops_team_claims,
 )
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 from normops._kernels.routes cimport placed_like, placed_empty, kernel_output_like

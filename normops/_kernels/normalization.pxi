@@ -417,6 +417,7 @@ cdef void normalize_chunks(
     independent, so the bits never depend on the threads. Storage other
     than float32/float64 needs float32 arithmetic and a scratch of
     threads * group_scratch_size(cols) floats."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c, slot = group_scratch_size(cols)
@@ -431,6 +432,7 @@ cdef void normalize_chunks(
         serial_end()
     else:
         for c in prange(chunks, schedule="dynamic", num_threads=taken):
+            normops_team_claims(claimed)
             normalize_range(x, x_storage, y, y_storage, scale, bias, mean_out, inv_out,
                             c * per_chunk, min((c + 1) * per_chunk, rows), cols, epsilon, center,
                             params_nan_free,

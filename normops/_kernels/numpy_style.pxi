@@ -239,6 +239,7 @@ cdef int sums_of(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, co
     """out[o * C + c] = Sum16 over r of x[o, r, c] (or of its squared
     deviation from center[o * C + c]): rows in chunks of rows (C = 1), or
     spans of neighbouring columns; a sequence is never split."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t span = LP_SPAN_BYTES // sizeof(floating), per_row, units, u, o, c0
     cdef Py_ssize_t per_chunk, chunks, g
     cdef int threads
@@ -255,6 +256,7 @@ cdef int sums_of(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, co
             return 0
         threads = team_take(threads, n_threads)
         for g in prange(chunks, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
             row_sums_range(x, g * per_chunk, min((g + 1) * per_chunk, O), R, center, out)
         team_release(threads)
         return 0
@@ -278,6 +280,7 @@ cdef int sums_of(const floating* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, co
     else:
         threads = team_take(threads, n_threads)
         for u in prange(units, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
             o = u // per_row
             c0 = (u % per_row) * span
             cc = NULL

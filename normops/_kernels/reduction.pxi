@@ -117,6 +117,7 @@ cdef inline int reduce_family(int op) noexcept nogil:
 cdef void reduce_rows_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, int op,
                               const reducible* center, reducible* out, int n_threads) noexcept nogil:
     """Row layout, R < LONG_TERMS: outputs in chunks of max(1, 32768 // R)."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R, 1))
     cdef Py_ssize_t chunks = (O + per - 1) // per, first, last, claim, g
     cdef int threads = threads_for(n_threads, chunks, O * R, reduce_family(op))
@@ -129,6 +130,7 @@ cdef void reduce_rows_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, in
     threads = team_take(threads, n_threads)
     claim = chunks_per_claim(chunks, (NORMOPS_PROD_SEQS + per - 1) // per, threads) * per
     for g in prange((O + claim - 1) // claim, schedule="dynamic", num_threads=threads):
+        normops_team_claims(claimed)
         first = g * claim
         last = min(O, first + claim)
         rows_run(x + first * R, last - first, R, op, shifted(center, first), out + first)
@@ -139,6 +141,7 @@ cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py
                               const reducible* center, reducible* out, int n_threads) noexcept nogil:
     """Column layout, R < LONG_TERMS: tiles of 256 outputs in chunks of
     max(1, 32768 // (R * tile width))."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t per_row = (C + REDUCE_TILE - 1) // REDUCE_TILE
     cdef Py_ssize_t tiles = O * per_row
     cdef Py_ssize_t per = max(1, REDUCE_CHUNK_ELEMENTS // max(R * min(C, REDUCE_TILE), 1))
@@ -154,6 +157,7 @@ cdef void reduce_cols_chunked(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py
     threads = team_take(threads, n_threads)
     claim = chunks_per_claim(chunks, (span + per - 1) // per, threads) * per
     for g in prange((tiles + claim - 1) // claim, schedule="dynamic", num_threads=threads):
+        normops_team_claims(claimed)
         cols_range(x, R, C, g * claim, min(tiles, (g + 1) * claim), per_row, op, center, out)
     team_release(threads)
 
@@ -181,6 +185,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
     and one block, or in the row layout up to eight (products: NORMOPS_PROD_SEQS)
     neighbouring full blocks of one output, reduced side by side (each in
     its own order)."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t nb = (R + BLOCK_TERMS - 1) // BLOCK_TERMS, full = R // BLOCK_TERMS
     cdef Py_ssize_t per_row = (C + REDUCE_TILE - 1) // REDUCE_TILE
     # products run NORMOPS_PROD_SEQS blocks side by side (reduction.h, prod_seqs)
@@ -190,6 +195,7 @@ cdef void reduce_long(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t
     cdef Py_ssize_t units = O * per_row * groups, u, t, b, o, c0, k, n
     cdef int threads = team_take(threads_for(n_threads, units, O * R * C, reduce_family(op)), n_threads)
     for u in prange(units, schedule="dynamic", num_threads=threads):
+        normops_team_claims(claimed)
         t = u // groups
         b = (u % groups) * group
         o = t // per_row

@@ -65,6 +65,7 @@ cpdef object row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, in
     max(1, 16384 // cols) rows, one chunk per task; a row is never split,
     so the bits never depend on the threads.
     """
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y")
     cdef Py_ssize_t per_chunk, chunks, c
     cdef int threads
@@ -98,6 +99,7 @@ cpdef object row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, in
         with nogil:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
+                normops_team_claims(claimed)
                 divide_rows(px, xs, py, c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind,
                             NULL if scratch == NULL else scratch + omp_get_thread_num() * cols)
             team_release(threads)
@@ -182,6 +184,7 @@ def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
     dtype and layout). Columns go in chunks of max(1, 16384 // n), claimed
     by the threads a few neighbouring chunks at a time; the bits never
     depend on the threads."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef int t = float_typenum(x)
     if outer < 0 or n < 1 or inner < 1:
         raise ValueError("lp_columns needs outer >= 0, n >= 1 and inner >= 1")
@@ -216,6 +219,7 @@ def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
             claim = chunks_per_claim(chunks, (LP_SPAN_BYTES // itemsize + per_chunk - 1) // per_chunk,
                                      threads) * per_chunk
             for g in prange((columns + claim - 1) // claim, schedule="dynamic", num_threads=threads):
+                normops_team_claims(claimed)
                 if t == cnp.NPY_FLOAT32:
                     lp_columns_range[float](<const float*>px, <float*>py, n, inner, g * claim,
                                             min(columns, (g + 1) * claim), kind,
@@ -260,6 +264,7 @@ def row_sums16(x, out, Py_ssize_t rows, Py_ssize_t cols, center, int n_threads):
     C-contiguous float32/float64 rows x cols matrix x (out, center: rows
     elements of x's dtype). Rows go in chunks of max(1, 16384 // cols)
     rows; a row is never split."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef int t = float_typenum(x)
     if rows < 0 or cols < 1:
         raise ValueError("row_sums16 needs rows >= 0 and cols >= 1")
@@ -287,6 +292,7 @@ def row_sums16(x, out, Py_ssize_t rows, Py_ssize_t cols, center, int n_threads):
     with nogil:
         threads = team_take(threads, n_threads)
         for c in prange(chunks, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
             if t == cnp.NPY_FLOAT32:
                 row_sums_range[float](<const float*>px, c * per_chunk, min((c + 1) * per_chunk, rows), cols,
                                       <const float*>pc, <float*>po)

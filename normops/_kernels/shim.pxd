@@ -70,6 +70,8 @@ cdef extern from "team.h" nogil:
     int normops_set_threads_always(int always)
     long long normops_join_estimate()
     void normops_wake_learn(int slot, long long obs)
-    void normops_wake_bound(int slot, int n, double t_ns, double w_ns)
-    void normops_team_learn_loop(int family, int slot, long long elements, double w_ps, int n, long long took_ns)
+    long long* normops_claim_slot()
+    void normops_team_claims(long long* slot)
+    void normops_team_learn_loop(int family, int slot, long long elements, double w_ps, int n, long long took_ns,
+                                 long long claimed_ns)
     int normops_cost_settled(int samples, double w_ps)

@@ -321,6 +321,7 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
     """Rows in chunks of max(1, 16384 // cols), one chunk per task; scratch
     holds scratch_rows(cols, kind, stream) rows per thread. Rows are independent: the bits
     never depend on the threads."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c
@@ -333,6 +334,7 @@ cdef void softmax_chunks(const floating* x, floating* y, floating* scratch,
         serial_end()
     else:
         for c in prange(chunks, schedule="dynamic", num_threads=taken):
+            normops_team_claims(claimed)
             softmax_chunk(x, y, scratch + omp_get_thread_num() * scratch_rows(cols, kind, stream) * cols,
                           c * per_chunk,
                           min((c + 1) * per_chunk, rows), cols, kind, fast, stream)
@@ -357,6 +359,7 @@ cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* 
                                 int threads, int requested) noexcept nogil:
     """softmax_chunks for float16/bfloat16 storage; wide holds a chunk's
     rows per thread."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk
     cdef Py_ssize_t c, tid
@@ -369,6 +372,7 @@ cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* 
         return
     threads = team_take(threads, requested)
     for c in prange(chunks, schedule="dynamic", num_threads=threads):
+        normops_team_claims(claimed)
         tid = omp_get_thread_num()
         softmax_stored_chunk(x, y, storage, wide + tid * per_chunk * cols,
                              scratch + tid * scratch_rows(cols, kind, False) * cols,
@@ -511,6 +515,7 @@ cpdef object softmax_columns(object x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_
     a non-empty, aligned, native, C-contiguous float32/float64 ndarray of
     that size; else None (the caller takes the general path). Each column
     gets the bits the row code gives it (the same steps, in the same order)."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     if type(x) is not cnp.ndarray:
         return None
     cdef cnp.ndarray a = <cnp.ndarray>x
@@ -548,6 +553,7 @@ cpdef object softmax_columns(object x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_
         else:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule="dynamic", num_threads=threads):
+                normops_team_claims(claimed)
                 if t == cnp.NPY_FLOAT32:
                     softmax_column_blocks[float](<const float*>px, <float*>py,
                                                  <float*>buf + omp_get_thread_num() * per_thread,

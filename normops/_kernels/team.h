@@ -21,10 +21,11 @@
  *      until sixteen are timed (unless they are long); the figure is the
  *      lower median of the last five, and never more than n times what a
  *      loop on n threads took;
- *   L  the delay before a woken team takes work, learned from the parallel
- *      loops this process runs whose W is measured for their own size
- *      class (small ones, see s; loops of over 200 µs only when they took
- *      1.5 W or more: a stall), separately for each "gap": the time since
+ *   L  the delay before a woken team takes work, measured in every
+ *      parallel loop this process runs: from its start to the first chunk
+ *      a thread other than the caller claims (normops_team_claims; a team
+ *      whose other threads claimed nothing counts its whole time),
+ *      separately for each "gap": the time since
  *      the calling thread's last parallel loop ended, in powers of two of
  *      microseconds (OpenMP's threads spin for a while after a loop, then
  *      sleep, and a CPU left idle long enough may have to be won back);
@@ -39,12 +40,10 @@
  *      (1: perfectly; n: no gain, its threads only shared the caches and
  *      the memory bus), learned from parallel loops whose float32 data
  *      exceed one core's L2 (normops_team_set_core_cache; 2^18 elements
- *      where the system does not say) once small loops have told their
- *      gap's L (three times), the lower median of the last five; 1 until
- *      measured. L is then learned
- *      from small loops only (and from stalls), so that contention in a
- *      large loop does not read as a wake-up that would keep every small
- *      loop serial;
+ *      where the system does not say) and whose W is at least twice
+ *      their own L, with that L; the lower median of the last five; 1
+ *      until measured (inferring L from a loop's time and W instead read
+ *      contention, or W timed while the host ran slower, as a wake-up);
  *   j  the cost of each thread beyond the second: half the least L
  *      measured (the team at its quickest), unless pinned.
  *
@@ -62,7 +61,7 @@
  * quick team would have saved adds up to the gap's L; between single
  * calls every 64th loop, rarer where L is large against W), so a team
  * that has become fast is noticed; a size class that s alone keeps serial
- * takes a team every 64th loop of a loop of calls (gaps under 1 ms).
+ * takes a team every 4th loop of a loop of calls (gaps under 1 ms).
  *
  * Every figure can be pinned (set from Python: normops.set_config(
  * thread_costs=...), NORMOPS_THREAD_COSTS); pinned figures are not
@@ -113,8 +112,6 @@ enum {
 #define NORMOPS_TEAM_FLOOR_PS 2000000LL      /* 2 µs */
 #define NORMOPS_GAIN_PERCENT 85
 #define NORMOPS_WAKE_PRIOR_NS 5000LL          /* L before any loop measured it */
-#define NORMOPS_WAKE_FROM_LOOPS_NS 200000LL    /* L is learned from loops up to this W, */
-#define NORMOPS_STALL_FACTOR 1.5               /* and from longer ones only when they took this many times W */
 #define NORMOPS_PROBE_MAX_PS 2000000000LL     /* a family's first loops run serially up to 2 ms, */
 #define NORMOPS_PROBE_FIRST_MAX_PS 20000000000LL  /* its first one up to 20 ms: without it a team's
                                                      time tells neither L nor s (past 20 ms a team
@@ -125,9 +122,9 @@ enum {
                                                /* until normops_team_set_core_cache says otherwise */
 #define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their gap's L (shorter
                                                   ones teach L, as small loops do) */
-#define NORMOPS_STRETCH_RETRY 64               /* a size class that s keeps serial takes a team every 64th loop, */
-#define NORMOPS_STRETCH_RETRY_EARLY 4          /* every 4th until its s has NORMOPS_WAKE_SEEN samples: a
-                                                  first one the host slowed does not decide for long */
+#define NORMOPS_STRETCH_RETRY 4                /* a size class that s keeps serial takes a team every 4th loop:
+                                                  where s is right such a team costs about W, no more, and s
+                                                  taken against a W timed while the host ran faster heals */
 
 /* The state shared by every ISA build loaded in the process. Figures are
  * 64-bit integers read and written with relaxed atomics: a lost update
@@ -363,24 +360,6 @@ static inline void normops_wake_learn(int b, long long obs) {
                   normops_ring_learn(normops_team->wake_seen[b], k, obs, b >= NORMOPS_GAP_BUCKETS));
 }
 
-/* What a team loop of n threads that ran without a stall tells of its
- * gap's L: with s >= 1, T >= L + (W - L) / n, so L <= (n T - W) / (n - 1).
- * A busy gap's figure above that bound (a stall that no loop short enough
- * to measure L has outvoted: a slot only long loops visit) takes the bound
- * as a measurement, so the slot heals when its next team runs well instead
- * of keeping its loops serial; at least the least L measured anywhere,
- * since a W misjudged by the host's changing speed can make the bound
- * too low. Idle gaps keep their largest. */
-static inline void normops_wake_bound(int b, int n, double t_ns, double w_ns) {
-    double bound = (n * t_ns - w_ns) / (n - 1), least;
-    if (b >= NORMOPS_GAP_BUCKETS || n < 2 || NORMOPS_LOAD(normops_team->wake_pinned))
-        return;
-    if ((double)normops_wake_estimate(b) <= bound)
-        return;
-    least = (double)normops_wake_least();
-    normops_wake_learn(b, (long long)(bound > least ? bound : least));
-}
-
 /* j: pinned, or half an awake team's L. */
 static inline long long normops_join_estimate(void) {
     long long j = NORMOPS_LOAD(normops_team->join_ns);
@@ -466,9 +445,10 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
 typedef struct {
     int family, bucket, active, timed, first_team;
     long long elements, start_ns;
+    long long claim_ns;  /* when another thread of the team first claimed work; -1: none yet */
     double w_ps;
 } normops_loop_plan;
-static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0, 0.0};
+static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0, -1, 0.0};
 static __thread long long normops_last_region_end_ns = -1;
 /* when this thread last planned a loop, and its CPU time at a moment
  * (the end of its last team, or its last reading) */
@@ -589,9 +569,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
          * then (in a loop of calls only: after idle time the wake-up would
          * cost more than the retry tells) */
         if (__atomic_add_fetch(&normops_team->stretch_retry[family][normops_size_class(elements)], 1,
-                               __ATOMIC_RELAXED)
-            % (NORMOPS_LOAD(normops_team->stretch_count[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)])
-               < NORMOPS_WAKE_SEEN ? NORMOPS_STRETCH_RETRY_EARLY : NORMOPS_STRETCH_RETRY) == 0)
+                               __ATOMIC_RELAXED) % NORMOPS_STRETCH_RETRY == 0)
             n = 2;
     } else if (n > 1) {
         normops_retry_scale = 1.0;  /* the figures give a team again */
@@ -612,7 +590,7 @@ static inline void normops_team_learn(int n, long long took_ns) {
     long long old, obs, j;
     unsigned k;
     double w_ns = normops_plan.w_ps / 1000.0, t, l, s;
-    int b = normops_plan.bucket, family = normops_plan.family, size, stall;
+    int b = normops_plan.bucket, family = normops_plan.family, size;
     if (n <= 1) {
         if (NORMOPS_LOAD(normops_team->cost_pinned[family]) || normops_plan.elements <= 0)
             return;
@@ -640,76 +618,62 @@ static inline void normops_team_learn(int n, long long took_ns) {
      * one-time cost, not a wake-up */
     if (normops_plan.first_team)
         return;
-    /* what the loop took beyond W's share is L or s, so W must be this
-     * loop's own: a figure borrowed from another size class (or the prior)
-     * would turn its error into either */
+    j = normops_join_estimate();
+    t = (double)took_ns - (double)((n - 2) * j);
+    /* L is measured, not inferred: when another thread of the team first
+     * claimed work (normops_team_claims). A team whose other threads
+     * claimed nothing woke them too late to help: L was at least T. */
+    if (normops_plan.claim_ns >= 0) {
+        obs = normops_plan.claim_ns - normops_plan.start_ns;
+        if (obs < 0)
+            obs = 0;
+    } else {
+        obs = (long long)t;
+    }
+    l = (double)obs;
+    if (!NORMOPS_LOAD(normops_team->wake_pinned)) {
+        /* a wake-up of a millisecond or more is the host giving back a
+         * vCPU that idled, whatever the caller did just before: an idle
+         * gap's */
+        if (b >= NORMOPS_IDLE_FROM_BUCKET && b < NORMOPS_GAP_BUCKETS && obs >= NORMOPS_IDLE_FROM_NS)
+            b += NORMOPS_GAP_BUCKETS;
+        normops_wake_learn(b, obs);
+    } else {
+        l = (double)normops_wake_estimate(b);
+    }
+    /* A larger loop (its data beyond a core's own cache) also teaches s:
+     * what it took beyond L's share is the team sharing caches and the
+     * memory bus. Invert T = L + (W - L) s / n with this loop's own L, s
+     * from 1 (a team sharing perfectly) to n (a team that gained
+     * nothing), where W is this size class's own and at least 2 L (below
+     * that s is ill-conditioned). */
     size = normops_size_class(normops_plan.elements);
+    if (size < normops_stretch_from_size() || NORMOPS_LOAD(normops_team->stretch_pinned[family])
+        || normops_plan.claim_ns < 0 || w_ns < NORMOPS_STRETCH_FROM_WAKES * l)
+        return;
     if (!NORMOPS_LOAD(normops_team->cost_pinned[family])
         && !normops_cost_settled(NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size]),
                                  w_ns * 1000.0))
         return;
-    j = normops_join_estimate();
-    t = (double)took_ns - (double)((n - 2) * j);
-    stall = t >= NORMOPS_STALL_FACTOR * w_ns;  /* the caller did the work and then waited */
-    /* Small loops (their data in a core's own cache) teach L. A larger one
-     * teaches s, once small loops have told its gap's L (what it took
-     * beyond L's share is then the team sharing caches and the memory
-     * bus): invert T = L + (W - L) s / n, s from 1 (a team sharing
-     * perfectly) to n (a team that gained nothing). Until then it teaches
-     * L, as a small loop does; so does one whose W is under 2 L (mostly
-     * wake-up: s would be ill-conditioned there, and a team that lost
-     * must teach something), and a stall always does. */
-    l = (double)normops_wake_estimate(b);
-    if (!stall && size >= normops_stretch_from_size() && w_ns >= NORMOPS_STRETCH_FROM_WAKES * l
-        && (NORMOPS_LOAD(normops_team->wake_pinned) || NORMOPS_LOAD(normops_team->wake_small[b]) >= 3)) {
-        if (NORMOPS_LOAD(normops_team->stretch_pinned[family]))
-            return;
-        s = (t - l) * n / (w_ns - l);
-        obs = (long long)(1000.0 * (s < 1.0 ? 1.0 : s > n ? n : s));
-        k = __atomic_fetch_add(&normops_team->stretch_count[NORMOPS_THIS_LEVEL][family][size], 1u,
-                               __ATOMIC_RELAXED);
-        NORMOPS_STORE(normops_team->stretch_pm[NORMOPS_THIS_LEVEL][family][size],
-                      normops_median_learn(normops_team->stretch_seen[NORMOPS_THIS_LEVEL][family][size], k, obs));
-        return;
-    }
-    if (NORMOPS_LOAD(normops_team->wake_pinned))
-        return;
-    /* past NORMOPS_WAKE_FROM_LOOPS_NS, only a stall is a wake-up: anything
-     * less is the team sharing the memory bus */
-    if (w_ns > (double)NORMOPS_WAKE_FROM_LOOPS_NS && !stall) {
-        normops_wake_bound(b, n, t, w_ns);
-        return;
-    }
-    /* invert T = L + (W - L) s / n + (n - 2) j with the class's s, or
-     * T = L when the caller did all */
-    s = normops_stretch(NORMOPS_THIS_LEVEL, family, normops_plan.elements);
-    if (t >= w_ns)
-        obs = (long long)t;
-    else if (s < n)
-        obs = (long long)((n * t - w_ns * s) / (n - s));
-    else
-        return;  /* a team that gains nothing says nothing of L */
-    if (obs < 0)
-        obs = 0;
-    /* a wake-up of a millisecond or more is the host giving back a vCPU
-     * that idled, whatever the caller did just before: an idle gap's */
-    if (b >= NORMOPS_IDLE_FROM_BUCKET && b < NORMOPS_GAP_BUCKETS && obs >= NORMOPS_IDLE_FROM_NS)
-        b += NORMOPS_GAP_BUCKETS;
-    if (size < normops_stretch_from_size())
-        __atomic_fetch_add(&normops_team->wake_small[b], 1u, __ATOMIC_RELAXED);
-    normops_wake_learn(b, obs);
+    s = (t - l) * n / (w_ns - l);
+    obs = (long long)(1000.0 * (s < 1.0 ? 1.0 : s > n ? n : s));
+    k = __atomic_fetch_add(&normops_team->stretch_count[NORMOPS_THIS_LEVEL][family][size], 1u, __ATOMIC_RELAXED);
+    NORMOPS_STORE(normops_team->stretch_pm[NORMOPS_THIS_LEVEL][family][size],
+                  normops_median_learn(normops_team->stretch_seen[NORMOPS_THIS_LEVEL][family][size], k, obs));
 }
 
 /* Learn from a loop as if team_plan had sized it (family, gap slot,
  * elements, W) and it took took_ns on n threads: tests drive the learning
  * with it. */
 static inline void normops_team_learn_loop(int family, int slot, long long elements, double w_ps, int n,
-                                           long long took_ns) {
+                                           long long took_ns, long long claimed_ns) {
     normops_plan.family = family;
     normops_plan.bucket = slot;
     normops_plan.first_team = 0;
     normops_plan.elements = elements;
     normops_plan.w_ps = w_ps;
+    normops_plan.start_ns = 0;
+    normops_plan.claim_ns = claimed_ns;
     normops_team_learn(n, took_ns);
 }
 
@@ -718,8 +682,25 @@ static inline void normops_team_learn_loop(int family, int slot, long long eleme
  * loop in four), and note when the calling thread's last team stopped. */
 static inline void normops_loop_begin(int n) {
     normops_plan.timed = normops_plan.active && (n > 1 || (normops_serial_sample++ & 3) == 0);
+    normops_plan.claim_ns = -1;
     if (normops_plan.timed)
         normops_plan.start_ns = normops_now_ns();
+}
+
+/* Where the team's other threads note when they first claim work in the
+ * calling thread's current loop: its own plan, which they write through
+ * this pointer (the loop ends at a barrier before the caller reads it). */
+static inline long long* normops_claim_slot(void) {
+    return &normops_plan.claim_ns;
+}
+
+/* In a parallel loop's body, for every chunk: the first chunk a thread
+ * other than the caller claims marks the team's wake-up (one clock read
+ * per loop, a relaxed load otherwise). */
+static inline void normops_team_claims(long long* slot) {
+    long long none = -1;
+    if (omp_get_thread_num() != 0 && __atomic_load_n(slot, __ATOMIC_RELAXED) < 0)
+        __atomic_compare_exchange_n(slot, &none, normops_now_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static inline void normops_loop_end(int n) {

@@ -8,7 +8,7 @@ from normops._kernels.shim cimport (
     NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_TEAM_FLOOR_PS,
     NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_figures,
     normops_join_estimate, normops_budget_share,
-    normops_stretch_from_size, normops_team_set_core_cache, normops_wake_learn, normops_wake_bound, normops_gap_slot,
+    normops_stretch_from_size, normops_team_set_core_cache, normops_wake_learn, normops_gap_slot,
     normops_cost_settled, normops_team_learn_loop,
 )
 
@@ -76,20 +76,15 @@ def learn_wake_up(gap_us, double wake_us, bint idle=False):
                        <long long>(wake_us * 1000))
 
 
-def bound_wake_up(gap_us, int n, double took_us, double w_us):
-    """Tell L what a team loop of n threads, w_us of work on one thread,
-    that took took_us without a stall after a busy gap of gap_us bounds it
-    to, as a long parallel loop does (tests)."""
-    normops_wake_bound(normops_gap_slot(<long long>(gap_us * 1000), 0), n, took_us * 1000, w_us * 1000)
-
-
-def learn_team_loop(str family, long long elements, gap_us, int n, double took_us):
+def learn_team_loop(str family, long long elements, gap_us, int n, double took_us, claimed_us):
     """Teach the figures one loop of `family` over `elements` that took
-    took_us on n threads after a busy gap of gap_us, W being the family's
-    figure for that size (tests)."""
+    took_us on n threads after a busy gap of gap_us, another thread of the
+    team first claiming work claimed_us after its start (None: none did),
+    W being the family's figure for that size (tests)."""
     cdef int f = FAMILY_NAMES.index(family)
     normops_team_learn_loop(f, normops_gap_slot(<long long>(gap_us * 1000), 0), elements,
-                            <double>normops_cost_ps(LEVEL, f, elements) * elements, n, <long long>(took_us * 1000))
+                            <double>normops_cost_ps(LEVEL, f, elements) * elements, n, <long long>(took_us * 1000),
+                            -1 if claimed_us is None else <long long>(claimed_us * 1000))
 
 
 def cost_settled(int samples, double w_us):

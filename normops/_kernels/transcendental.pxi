@@ -57,6 +57,7 @@ cdef void map_chunks(int which, const char* x, char* y, Py_ssize_t n, Py_ssize_t
                      int n_threads) noexcept nogil:
     """y = f(x) element-wise, in chunks of ROW_CHUNK_ELEMENTS elements, one
     chunk per thread turn (the bits never depend on which thread)."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t chunks = chunk_count(n), c, start, length
     cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
                                           map_family((which & ~NORMOPS_T_SCALAR) == NORMOPS_T_EXP32_FAST))
@@ -67,6 +68,7 @@ cdef void map_chunks(int which, const char* x, char* y, Py_ssize_t n, Py_ssize_t
         return
     threads = team_take(threads, n_threads)
     for c in prange(chunks, nogil=True, schedule='dynamic', num_threads=threads):
+        normops_team_claims(claimed)
         start = c * ROW_CHUNK_ELEMENTS
         length = min(ROW_CHUNK_ELEMENTS, n - start)
         normops_tfunc_map(which, x + start * itemsize, y + start * itemsize, length)
@@ -166,9 +168,11 @@ cdef int check_range(uint64_t start, uint64_t count, uint64_t stride, object out
 
 cdef void range_chunks(int which, uint64_t start, uint64_t stride, Py_ssize_t n, uint32_t* out,
                        int n_threads) noexcept nogil:
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     cdef Py_ssize_t chunks = chunk_count(n), c, first, length
     cdef int threads = team_take(whole_team(n_threads, chunks), n_threads)
     for c in prange(chunks, nogil=True, schedule='dynamic', num_threads=threads):
+        normops_team_claims(claimed)
         first = c * ROW_CHUNK_ELEMENTS
         length = min(ROW_CHUNK_ELEMENTS, n - first)
         normops_tfunc_range(which, start + <uint64_t>first * stride, stride, length, out + first)
@@ -216,6 +220,7 @@ cdef object run_reference(int which, object patterns, uint64_t start, uint64_t c
                           uint64_t stride, int n_threads, int near_bits):
     """The long-double reference over chunks of ROW_CHUNK_ELEMENTS inputs;
     returns (flagged, closest distance in ulps, its input pattern)."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     if not NORMOPS_HAVE_LONG_DOUBLE_REFERENCE:
         raise NotImplementedError("this build has no x86 long-double reference; check the golden digest instead")
     check_range(start if patterns is None else 0, count, stride, out, near)
@@ -240,6 +245,7 @@ cdef object run_reference(int which, object patterns, uint64_t start, uint64_t c
         with nogil:
             threads = team_take(threads, n_threads)
             for c in prange(chunks, schedule='dynamic', num_threads=threads):
+                normops_team_claims(claimed)
                 first = c * ROW_CHUNK_ELEMENTS
                 length = min(ROW_CHUNK_ELEMENTS, n - first)
                 flagged += normops_reference_range(which, pp if pp == NULL else pp + first,

@@ -16,6 +16,7 @@ def swap_blocks(x, y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int n_thread
     x and y are C-contiguous ndarrays of one dtype whose element size is 1,
     2, 4 or 8 bytes. A pure copy: no bit depends on the tile size or the
     thread count. The threads claim tiles one at a time."""
+    cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
     if not isinstance(x, cnp.ndarray) or not isinstance(y, cnp.ndarray):
         raise TypeError("swap_blocks takes ndarrays")
     if outer < 0 or a < 0 or b < 0:
@@ -42,6 +43,7 @@ def swap_blocks(x, y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int n_thread
     with nogil:
         threads = team_take(threads, n_threads)
         for t in prange(tiles, num_threads=threads, schedule="dynamic"):
+            normops_team_claims(claimed)
             normops_transpose_tile(px, py, a, b, T, t, word)
         team_release(threads)
 
