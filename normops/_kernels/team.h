@@ -118,10 +118,9 @@ enum {
                                                      pays for the slowest wake-up known, 4-8 ms) */
 #define NORMOPS_PROBES 3                      /* ... this many (a first call is cold) */
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
-#define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more teach s (not L), */
+#define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more also teach s, */
                                                /* until normops_team_set_core_cache says otherwise */
-#define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their gap's L (shorter
-                                                  ones teach L, as small loops do) */
+#define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their own L */
 #define NORMOPS_STRETCH_RETRY 4                /* a size class that s keeps serial takes a team every 4th loop:
                                                   where s is right such a team costs about W, no more, and s
                                                   taken against a W timed while the host ran faster heals */
@@ -141,7 +140,6 @@ typedef struct {
     int wake_pinned;
     long long join_ns;             /* j when pinned; -1: half the awake L */
     unsigned retry[NORMOPS_WAKE_SLOTS];
-    unsigned wake_small[NORMOPS_WAKE_SLOTS];  /* measurements of L from small loops */
     /* s by family and size class, in thousandths; 0: not measured (1) */
     long long stretch_pm[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
     long long stretch_seen[NORMOPS_LEVELS][NORMOPS_COST_FAMILIES][NORMOPS_SIZES][NORMOPS_WAKE_SEEN];
@@ -739,7 +737,6 @@ static inline void normops_team_forget(void) {
         NORMOPS_STORE(normops_team->wake_ns[b], -1LL);
         NORMOPS_STORE(normops_team->wake_count[b], 0u);
         NORMOPS_STORE(normops_team->retry[b], 0u);
-        NORMOPS_STORE(normops_team->wake_small[b], 0u);
     }
     for (l = 0; l < NORMOPS_LEVELS; l++)
         for (f = 0; f < NORMOPS_COST_FAMILIES; f++)
