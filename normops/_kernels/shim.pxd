@@ -72,6 +72,7 @@ cdef extern from "team.h" nogil:
     void normops_wake_learn(int slot, long long obs)
     long long* normops_claim_slot()
     void normops_team_claims(long long* slot)
-    void normops_team_learn_loop(int family, int slot, long long elements, double w_ps, int n, long long took_ns,
-                                 long long claimed_ns)
+    void normops_team_learn_loop(int level, int family, int slot, long long elements, double w_ps, int n,
+                                 long long took_ns, long long claimed_ns, long long caller_first_ns,
+                                 unsigned solo_claims, unsigned shared_claims)
     int normops_cost_settled(int samples, double w_ps)

@@ -40,10 +40,11 @@
  *      (1: perfectly; n: no gain, its threads only shared the caches and
  *      the memory bus), learned from parallel loops whose float32 data
  *      exceed one core's L2 (normops_team_set_core_cache; 2^18 elements
- *      where the system does not say) and whose W is at least twice
- *      their own L, with that L; the lower median of the last five; 1
- *      until measured (inferring L from a loop's time and W instead read
- *      contention, or W timed while the host ran slower, as a wake-up);
+ *      where the system does not say): measured where the caller worked
+ *      alone a while (its rate alone against its rate beside the team, in
+ *      the same loop), else inferred from the loop's time, its L and W
+ *      where W is at least twice that L; the lower median of the last
+ *      five; 1 until measured;
  *   j  the cost of each thread beyond the second: half the least L
  *      measured (the team at its quickest), unless pinned.
  *
@@ -120,7 +121,10 @@ enum {
 #define NORMOPS_PROBES_MORE 16                 /* then one parallel loop in 8 runs serially, up to this many samples */
 #define NORMOPS_STRETCH_FROM_SIZE 3            /* loops of 2^18 elements or more also teach s, */
                                                /* until normops_team_set_core_cache says otherwise */
-#define NORMOPS_STRETCH_FROM_WAKES 2           /* ... where W is at least twice their own L */
+#define NORMOPS_STRETCH_SOLO 4                 /* ... measured where the caller made 4 claims alone, */
+#define NORMOPS_STRETCH_SHARED 4               /* ... and 4 beside the team (each rate within a claim's */
+                                               /* half: under a sixth off), */
+#define NORMOPS_STRETCH_FROM_WAKES 2           /* ... else inferred where W is at least twice their own L */
 #define NORMOPS_STRETCH_RETRY 4                /* a size class that s keeps serial takes a team every 4th loop:
                                                   where s is right such a team costs about W, no more, and s
                                                   taken against a W timed while the host ran faster heals */
@@ -442,11 +446,16 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
  * team_release: they time it and learn from it. */
 typedef struct {
     int family, bucket, active, timed, first_team;
+    int level;  /* the ISA level whose figures it teaches: this build's (tests choose one) */
     long long elements, start_ns;
     long long claim_ns;  /* when another thread of the team first claimed work; -1: none yet */
     double w_ps;
+    /* the caller's own claims: when it made its first, and how many it
+     * made before and after another thread's first (normops_team_claims) */
+    long long caller_first_ns;
+    unsigned solo_claims, shared_claims;
 } normops_loop_plan;
-static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, 0, 0, -1, 0.0};
+static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, NORMOPS_THIS_LEVEL, 0, 0, -1, 0.0, -1, 0, 0};
 static __thread long long normops_last_region_end_ns = -1;
 /* when this thread last planned a loop, and its CPU time at a moment
  * (the end of its last team, or its last reading) */
@@ -573,6 +582,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
         normops_retry_scale = 1.0;  /* the figures give a team again */
     }
     normops_plan.active = 1;
+    normops_plan.level = NORMOPS_THIS_LEVEL;
     normops_plan.family = family;
     normops_plan.bucket = bucket;
     normops_plan.first_team = gap < 0;
@@ -585,10 +595,10 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
 
 /* Learn from the loop that just ended, took_ns long, on n threads. */
 static inline void normops_team_learn(int n, long long took_ns) {
-    long long old, obs, j;
+    long long old, obs, j, solo_ns, shared_ns;
     unsigned k;
     double w_ns = normops_plan.w_ps / 1000.0, t, l, s;
-    int b = normops_plan.bucket, family = normops_plan.family, size;
+    int b = normops_plan.bucket, family = normops_plan.family, lv = normops_plan.level, size;
     if (n <= 1) {
         if (NORMOPS_LOAD(normops_team->cost_pinned[family]) || normops_plan.elements <= 0)
             return;
@@ -596,19 +606,19 @@ static inline void normops_team_learn(int n, long long took_ns) {
         if (obs < 1)
             obs = 1;
         size = normops_size_class(normops_plan.elements);
-        k = (unsigned)__atomic_fetch_add(&normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size], 1,
+        k = (unsigned)__atomic_fetch_add(&normops_team->cost_samples[lv][family][size], 1,
                                          __ATOMIC_RELAXED);
-        NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size],
-                      normops_median_learn(normops_team->cost_seen[NORMOPS_THIS_LEVEL][family][size], k, obs));
+        NORMOPS_STORE(normops_team->ps_per_element[lv][family][size],
+                      normops_median_learn(normops_team->cost_seen[lv][family][size], k, obs));
         return;
     }
     /* n threads did the work in took_ns: W is at most n times that */
     if (!NORMOPS_LOAD(normops_team->cost_pinned[family]) && normops_plan.elements > 0) {
         size = normops_size_class(normops_plan.elements);
         obs = (long long)((double)took_ns * 1000.0 * n / (double)normops_plan.elements);
-        old = NORMOPS_LOAD(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size]);
+        old = NORMOPS_LOAD(normops_team->ps_per_element[lv][family][size]);
         if (old > obs && obs > 0) {
-            NORMOPS_STORE(normops_team->ps_per_element[NORMOPS_THIS_LEVEL][family][size], obs);
+            NORMOPS_STORE(normops_team->ps_per_element[lv][family][size], obs);
             w_ns = (double)took_ns * n;
         }
     }
@@ -640,31 +650,50 @@ static inline void normops_team_learn(int n, long long took_ns) {
         l = (double)normops_wake_estimate(b);
     }
     /* A larger loop (its data beyond a core's own cache) also teaches s:
-     * what it took beyond L's share is the team sharing caches and the
-     * memory bus. Invert T = L + (W - L) s / n with this loop's own L, s
-     * from 1 (a team sharing perfectly) to n (a team that gained
-     * nothing), where W is this size class's own and at least 2 L (below
-     * that s is ill-conditioned). */
+     * how much slower each thread works once the team shares the caches
+     * and the memory bus. Measured in the loop itself where the caller
+     * worked alone for a while (NORMOPS_STRETCH_SOLO claims before
+     * another thread's first, as under a sleeping wait policy): its rate
+     * alone against its rate beside the team, both timed in this loop, so
+     * a host that ran faster or slower when W was timed does not enter.
+     * At the mark, the caller has done about all but half of its solo
+     * claims; its shared claims end at about the loop's end. Elsewhere
+     * inferred: invert T = L + (W - L) s / n with this loop's own L, where
+     * W is this size class's own and at least 2 L (below that s is
+     * ill-conditioned). Either way from 1 (a team sharing perfectly) to n
+     * (a team that gained nothing). */
     size = normops_size_class(normops_plan.elements);
     if (size < normops_stretch_from_size() || NORMOPS_LOAD(normops_team->stretch_pinned[family])
-        || normops_plan.claim_ns < 0 || w_ns < NORMOPS_STRETCH_FROM_WAKES * l)
+        || normops_plan.claim_ns < 0)
         return;
-    if (!NORMOPS_LOAD(normops_team->cost_pinned[family])
-        && !normops_cost_settled(NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][size]),
-                                 w_ns * 1000.0))
-        return;
-    s = (t - l) * n / (w_ns - l);
+    solo_ns = normops_plan.claim_ns - normops_plan.caller_first_ns;
+    shared_ns = normops_plan.start_ns + took_ns - normops_plan.claim_ns;
+    if (normops_plan.caller_first_ns >= 0 && normops_plan.solo_claims >= NORMOPS_STRETCH_SOLO
+        && normops_plan.shared_claims >= NORMOPS_STRETCH_SHARED && solo_ns > 0 && shared_ns > 0) {
+        s = ((double)normops_plan.solo_claims - 0.5) * (double)shared_ns
+            / ((double)solo_ns * (double)normops_plan.shared_claims);
+    } else {
+        if (w_ns < NORMOPS_STRETCH_FROM_WAKES * l)
+            return;
+        if (!NORMOPS_LOAD(normops_team->cost_pinned[family])
+            && !normops_cost_settled(
+                NORMOPS_LOAD(normops_team->cost_samples[lv][family][size]), w_ns * 1000.0))
+            return;
+        s = (t - l) * n / (w_ns - l);
+    }
     obs = (long long)(1000.0 * (s < 1.0 ? 1.0 : s > n ? n : s));
-    k = __atomic_fetch_add(&normops_team->stretch_count[NORMOPS_THIS_LEVEL][family][size], 1u, __ATOMIC_RELAXED);
-    NORMOPS_STORE(normops_team->stretch_pm[NORMOPS_THIS_LEVEL][family][size],
-                  normops_median_learn(normops_team->stretch_seen[NORMOPS_THIS_LEVEL][family][size], k, obs));
+    k = __atomic_fetch_add(&normops_team->stretch_count[lv][family][size], 1u, __ATOMIC_RELAXED);
+    NORMOPS_STORE(normops_team->stretch_pm[lv][family][size],
+                  normops_median_learn(normops_team->stretch_seen[lv][family][size], k, obs));
 }
 
 /* Learn from a loop as if team_plan had sized it (family, gap slot,
  * elements, W) and it took took_ns on n threads: tests drive the learning
  * with it. */
-static inline void normops_team_learn_loop(int family, int slot, long long elements, double w_ps, int n,
-                                           long long took_ns, long long claimed_ns) {
+static inline void normops_team_learn_loop(int level, int family, int slot, long long elements, double w_ps, int n,
+                                           long long took_ns, long long claimed_ns, long long caller_first_ns,
+                                           unsigned solo_claims, unsigned shared_claims) {
+    normops_plan.level = level;
     normops_plan.family = family;
     normops_plan.bucket = slot;
     normops_plan.first_team = 0;
@@ -672,6 +701,9 @@ static inline void normops_team_learn_loop(int family, int slot, long long eleme
     normops_plan.w_ps = w_ps;
     normops_plan.start_ns = 0;
     normops_plan.claim_ns = claimed_ns;
+    normops_plan.caller_first_ns = caller_first_ns;
+    normops_plan.solo_claims = solo_claims;
+    normops_plan.shared_claims = shared_claims;
     normops_team_learn(n, took_ns);
 }
 
@@ -681,6 +713,9 @@ static inline void normops_team_learn_loop(int family, int slot, long long eleme
 static inline void normops_loop_begin(int n) {
     normops_plan.timed = normops_plan.active && (n > 1 || (normops_serial_sample++ & 3) == 0);
     normops_plan.claim_ns = -1;
+    normops_plan.caller_first_ns = -1;
+    normops_plan.solo_claims = 0;
+    normops_plan.shared_claims = 0;
     if (normops_plan.timed)
         normops_plan.start_ns = normops_now_ns();
 }
@@ -693,12 +728,20 @@ static inline long long* normops_claim_slot(void) {
 }
 
 /* In a parallel loop's body, for every chunk: the first chunk a thread
- * other than the caller claims marks the team's wake-up (one clock read
- * per loop, a relaxed load otherwise). */
+ * other than the caller claims marks the team's wake-up; the caller
+ * (thread 0, whose plan this is) counts its own claims before and after
+ * that mark, which tells s (normops_team_learn). Two clock reads per loop,
+ * a relaxed load otherwise. */
 static inline void normops_team_claims(long long* slot) {
     long long none = -1;
-    if (omp_get_thread_num() != 0 && __atomic_load_n(slot, __ATOMIC_RELAXED) < 0)
-        __atomic_compare_exchange_n(slot, &none, normops_now_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    if (omp_get_thread_num() != 0) {
+        if (__atomic_load_n(slot, __ATOMIC_RELAXED) < 0)
+            __atomic_compare_exchange_n(slot, &none, normops_now_ns(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    } else if (__atomic_load_n(slot, __ATOMIC_RELAXED) >= 0) {
+        normops_plan.shared_claims++;
+    } else if (normops_plan.solo_claims++ == 0) {
+        normops_plan.caller_first_ns = normops_now_ns();
+    }
 }
 
 static inline void normops_loop_end(int n) {

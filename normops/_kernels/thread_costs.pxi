@@ -76,15 +76,20 @@ def learn_wake_up(gap_us, double wake_us, bint idle=False):
                        <long long>(wake_us * 1000))
 
 
-def learn_team_loop(str family, long long elements, gap_us, int n, double took_us, claimed_us):
+def learn_team_loop(str family, long long elements, gap_us, int n, double took_us, claimed_us, caller=None):
     """Teach the figures one loop of `family` over `elements` that took
     took_us on n threads after a busy gap of gap_us, another thread of the
     team first claiming work claimed_us after its start (None: none did),
-    W being the family's figure for that size (tests)."""
+    W being the family's figure for that size, at the chosen build's
+    level; caller: (µs from the start
+    to the caller's first claim, its claims before another thread's first,
+    its claims after), or None for a caller that never worked alone (tests)."""
     cdef int f = FAMILY_NAMES.index(family)
-    normops_team_learn_loop(f, normops_gap_slot(<long long>(gap_us * 1000), 0), elements,
+    first_us, solo, shared = (None, 0, 0) if caller is None else caller
+    normops_team_learn_loop(LEVEL, f, normops_gap_slot(<long long>(gap_us * 1000), 0), elements,
                             <double>normops_cost_ps(LEVEL, f, elements) * elements, n, <long long>(took_us * 1000),
-                            -1 if claimed_us is None else <long long>(claimed_us * 1000))
+                            -1 if claimed_us is None else <long long>(claimed_us * 1000),
+                            -1 if first_us is None else <long long>(first_us * 1000), solo, shared)
 
 
 def cost_settled(int samples, double w_us):
