@@ -8,6 +8,7 @@ The bits never depend on the thread count (the bit-for-bit tests at 1, 2,
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -69,6 +70,29 @@ def test_a_size_class_first_loop_runs_alone_to_be_timed_up_to_20_ms(pinned):
     kernels.forget_thread_costs()
     assert kernels.loop_threads(2, 1024, 25_000_000, "softmax_exact") == 1   # 5 ms: timed alone
     assert kernels.loop_threads(2, 1024, 125_000_000, "softmax_exact") == 2  # 25 ms: a team pays anyway
+
+
+def test_a_size_class_that_s_keeps_serial_takes_a_team_now_and_then(pinned, core_cache):
+    # s read as 2 (no gain) once keeps every loop of its class serial, so
+    # the caller's last team recedes into the past (gaps over 1 ms); in a
+    # loop of calls the class still takes a team every 4th loop, to
+    # measure s again
+    core_cache(1 << 20)
+    pinned(ns_per_element={"softmax_exact": 0.2}, wake_us=20)
+    kernels.forget_thread_costs()
+    for _ in range(3):
+        routes.learn_team_loop("softmax_exact", 1 << 20, 300, 2, 300, 60, None)
+    assert routes.thread_costs()["stretch_by_size"]["softmax_exact"]["<2Mi"] == 2.0
+    old = kernels.set_threads_always(True)
+    try:
+        normops.ops.softmax(np.ones((64, 1024), np.float32), n_threads=2)  # the caller's last team
+    finally:
+        kernels.set_threads_always(old)
+    end = time.perf_counter() + 0.003
+    while time.perf_counter() < end:  # 3 ms, the caller busy
+        pass
+    teams = [kernels.loop_threads(2, 64, 1 << 20, "softmax_exact") for _ in range(8)]
+    assert teams == [1, 1, 1, 2, 1, 1, 1, 2]
 
 
 def test_loops_too_long_to_probe_three_times_learn_after_one():

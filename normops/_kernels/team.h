@@ -62,7 +62,7 @@
  * quick team would have saved adds up to the gap's L; between single
  * calls every 64th loop, rarer where L is large against W), so a team
  * that has become fast is noticed; a size class that s alone keeps serial
- * takes a team every 4th loop of a loop of calls (gaps under 1 ms).
+ * takes a team every 4th loop of a loop of calls (the caller kept busy).
  *
  * Every figure can be pinned (set from Python: normops.set_config(
  * thread_costs=...), NORMOPS_THREAD_COSTS); pinned figures are not
@@ -570,11 +570,13 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
                 }
             }
         }
-    } else if (n <= 1 && stretched && bucket < NORMOPS_IDLE_FROM_BUCKET
-               && !NORMOPS_LOAD(normops_team->stretch_pinned[family])) {
+    } else if (n <= 1 && stretched && !NORMOPS_LOAD(normops_team->stretch_pinned[family])
+               && (bucket < NORMOPS_IDLE_FROM_BUCKET
+                   || (bucket < NORMOPS_GAP_BUCKETS && !normops_caller_idled(now)))) {
         /* s alone keeps this size class serial: measure it again now and
-         * then (in a loop of calls only: after idle time the wake-up would
-         * cost more than the retry tells) */
+         * then, in a loop of calls (the caller kept busy, however long ago
+         * its last team: where s keeps every loop serial that is long ago);
+         * after idle time the wake-up would cost more than the retry tells */
         if (__atomic_add_fetch(&normops_team->stretch_retry[family][normops_size_class(elements)], 1,
                                __ATOMIC_RELAXED) % NORMOPS_STRETCH_RETRY == 0)
             n = 2;
