@@ -52,7 +52,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rng = np.random.default_rng(1)
     if args.costly:
-        _isa.kernels.set_threads_always(True)
+        _isa.routes.set_threads_always(True)
     cases = costly_cases(rng) if args.costly else plain_cases(rng)
     times = {(k, t): [] for k in cases for t in (1, 2)}
     for r in range(args.rounds):

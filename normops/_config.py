@@ -185,4 +185,4 @@ def kernel_threads(n_threads, where):
 
 def resolve_threads(n_threads, where):
     """Per-call count, else the configured one, else OpenMP's."""
-    return abs(kernel_threads(n_threads, where)) or _isa.kernels.max_threads()
+    return abs(kernel_threads(n_threads, where)) or _isa.routes.max_threads()

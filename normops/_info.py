@@ -14,15 +14,15 @@ _DAZ = 1 << 6
 
 def build_info():
     """The facts show_config prints, as a dict."""
-    kernels = _isa.kernels
-    mxcsr = kernels.mxcsr()
+    routes = _isa.routes
+    mxcsr = routes.mxcsr()
     return {
         "version": __version__,
-        "isa": kernels.ISA_LEVEL if _isa.X86_64 else "generic",
+        "isa": _isa.kernels.ISA_LEVEL if _isa.X86_64 else "generic",
         "isa_available": _isa.available_levels() if _isa.X86_64 else ["generic"],
         "isa_forced": os.environ.get(_isa.ENV_VAR) or None,
-        "openmp": kernels.openmp_enabled(),
-        "max_threads": kernels.max_threads(),
+        "openmp": routes.openmp_enabled(),
+        "max_threads": routes.max_threads(),
         "omp_wait_policy": _isa.wait_policy,
         "n_threads": _config.get_num_threads(),
         "mode": _config.get_config()["mode"],

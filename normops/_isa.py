@@ -29,9 +29,11 @@ def _wait_policy():
 wait_policy = _wait_policy()
 
 try:
-    _baseline = importlib.import_module("normops._kernels.isa_baseline")
+    #: The routes from the entry points to the kernels, the thread budget and
+    #: the build facts (compiled once); sent to ``kernels`` below.
+    routes = importlib.import_module("normops._kernels.routes")
 except ModuleNotFoundError as exc:
-    if exc.name != "normops._kernels.isa_baseline":
+    if exc.name != "normops._kernels.routes":
         raise
     raise ImportError(
         f"normops: the compiled kernels are missing from {os.path.dirname(os.path.abspath(__file__))}. "
@@ -40,7 +42,7 @@ except ModuleNotFoundError as exc:
         "from another folder than the repository root, whose normops/ folder hides the "
         "installed package.") from None
 #: False on CPUs other than x86-64, where the one build is generic.
-X86_64 = _baseline.built_for_x86_64()
+X86_64 = routes.built_for_x86_64()
 
 
 def _module_name(level):
@@ -51,7 +53,7 @@ def available_levels():
     """The levels that are built and that this CPU runs, lowest first."""
     levels = []
     for index, level in enumerate(LEVELS):
-        if _baseline.cpu_has_level(index) and importlib.util.find_spec(_module_name(level)) is not None:
+        if routes.cpu_has_level(index) and importlib.util.find_spec(_module_name(level)) is not None:
             levels.append(level)
     return levels
 
@@ -68,8 +70,9 @@ def load(level):
             f"{ENV_VAR}: ISA level {level!r} is not available on this CPU or build; "
             f"available: {', '.join(runnable)}")
     module = importlib.import_module(_module_name(level))
-    # one thread budget per process, whichever builds are loaded
-    module.share_thread_budget(_baseline.thread_budget())
+    # one thread budget and one set of figures per process, whichever
+    # builds are loaded
+    routes.share_team_state(module)
     return module
 
 
@@ -99,9 +102,6 @@ def _select():
 
 #: The kernel module every call uses.
 kernels = _select()
-#: The routes from the entry points to the kernels (compiled once), sent
-#: to ``kernels``.
-routes = importlib.import_module("normops._kernels.routes")
 routes.use_kernels(kernels)
 routes.set_output_cache_bytes(_output_cache_bytes)
 

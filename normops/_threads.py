@@ -35,7 +35,7 @@ from ._errors import InvalidInputError
 from ._spec import ROW_CHUNK_ELEMENTS
 
 ENV_VAR = "NORMOPS_THREAD_COSTS"
-FAMILIES = _isa.kernels.FAMILY_NAMES  # team.h's cost families
+FAMILIES = _isa.routes.FAMILY_NAMES  # team.h's cost families
 KEYS = ("ns_per_element", "wake_us", "join_us", "stretch")
 #: what show_config reports thresholds for: the gaps of a call in a loop
 #: and of one after idle time
@@ -151,7 +151,7 @@ def smallest_parallel(family, gap_us, idle=False, limit=1 << 40):
     own rule; None when none up to ``limit`` does."""
     def takes_two(elements):
         chunks = max(2, -(-elements // ROW_CHUNK_ELEMENTS))
-        return _isa.kernels.planned_threads(2, chunks, -(-elements // chunks), elements, family, gap_us, idle)[0] > 1
+        return _isa.routes.planned_threads(2, chunks, -(-elements // chunks), elements, family, gap_us, idle)[0] > 1
     if not takes_two(limit):
         return None
     low, high = 1, limit

@@ -44,7 +44,7 @@ def kernel_storage(dtype, compute):
     arithmetic), else the arithmetic type."""
     from . import _isa
 
-    if compute == _FLOAT32 and (dtype == _FLOAT16 and _isa.kernels.float16_storage() or is_bfloat16(dtype)):
+    if compute == _FLOAT32 and (dtype == _FLOAT16 and _isa.routes.float16_storage() or is_bfloat16(dtype)):
         return dtype
     return compute
 

@@ -40,13 +40,11 @@ def same_everywhere(op, inputs, attrs):
     """The specification's bits on every ISA level and thread count, with
     the serial threshold off so that small inputs take the parallel path."""
     want = normops.reference.run(op, inputs, attrs)[0]
-    old = isa.kernels.set_threads_always(True)
+    old = isa.routes.set_threads_always(True)
     try:
         for level in isa.available_levels():
             with isa.use(level):
-                isa.kernels.set_threads_always(True)
                 for t in (1, 2, 3, 8):
                     assert_same_bits(normops.run(op, inputs, attrs, n_threads=t)[0], want)
     finally:
-        for level in isa.available_levels():
-            isa.load(level).set_threads_always(old)
+        isa.routes.set_threads_always(old)

@@ -43,7 +43,7 @@ def test_set_num_threads():
     normops.set_num_threads(1)
     assert normops.get_num_threads() == 1
     normops.set_num_threads(None)
-    assert normops.get_num_threads() == normops._isa.kernels.max_threads()
+    assert normops.get_num_threads() == normops._isa.routes.max_threads()
 
 
 def test_context_is_local_to_the_thread_and_nests():

@@ -92,7 +92,7 @@ def test_threads_and_levels_do_not_change_bits(op, mode):
     ref = {}
     for level in isa.available_levels():
         with isa.use(level):
-            old = isa.kernels.set_threads_always(True)
+            old = isa.routes.set_threads_always(True)
             try:
                 for k, attrs in enumerate(attr_sets):
                     base = normops.run(op, inputs, attrs, domain=domain, mode=mode, n_threads=1)[0]
@@ -102,7 +102,7 @@ def test_threads_and_levels_do_not_change_bits(op, mode):
                         ref.setdefault(k, base)
                         assert_same_bits(base, ref[k])
             finally:
-                isa.kernels.set_threads_always(old)
+                isa.routes.set_threads_always(old)
 
 
 def fast_bound_ok(x, fast, exact):

@@ -407,17 +407,11 @@ def test_thread_count_invariance_float64():
 def parallel_even_when_small():
     """Make every kernel build take its parallel path down to tiny inputs
     (the serial threshold is a speed choice; results must not care)."""
-    saved = []
-    for level in normops._isa.available_levels():
-        mod = normops._isa.load(level)
-        if not hasattr(mod, "set_threads_always"):
-            pytest.skip("kernel build has no set_threads_always")
-        saved.append((mod, mod.set_threads_always(True)))
+    old = normops._isa.routes.set_threads_always(True)
     try:
         yield
     finally:
-        for mod, old in saved:
-            mod.set_threads_always(old)
+        normops._isa.routes.set_threads_always(old)
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -112,14 +112,14 @@ def test_narrow_dtypes_are_rounded_once(op):
 def test_threads_and_isa_levels_do_not_change_bits(op):
     x = special_rows(np.random.default_rng(3), 300, 333, np.float32)  # many chunks
     ref = normops.run(op, [x], n_threads=1)[0]
-    old = isa.kernels.set_threads_always(True)
+    old = isa.routes.set_threads_always(True)
     try:
         for level in isa.available_levels():
             with isa.use(level):
                 for t in (1, 2, 3, 8):
                     assert_same_bits(normops.run(op, [x], n_threads=t)[0], ref)
     finally:
-        isa.kernels.set_threads_always(old)
+        isa.routes.set_threads_always(old)
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
@@ -210,7 +210,7 @@ def test_columns_get_the_row_bits(shape, axis):
         x = np.ascontiguousarray(np.moveaxis(rows, -1, axis))
         for level in isa.available_levels():
             with isa.use(level) as k:
-                old = k.set_threads_always(True)  # every split threads, small as these are
+                old = isa.routes.set_threads_always(True)  # every split threads, small as these are
                 try:
                     for op, ours in (("Softmax", normops.softmax), ("LogSoftmax", normops.log_softmax)):
                         want = normops.reference.run(op, [x], {"axis": axis}, opset=13)[0]
@@ -225,7 +225,7 @@ def test_columns_get_the_row_bits(shape, axis):
                     hard = k.softmax_columns(x, outer, n, inner, 2, False, 3)
                     assert_same_bits(hard, normops.reference.run("Hardmax", [x], {"axis": axis}, opset=13)[0])
                 finally:
-                    k.set_threads_always(old)
+                    isa.routes.set_threads_always(old)
 
 
 def test_columns_refuse_what_they_do_not_take():
@@ -276,7 +276,7 @@ def test_exact_quotient_gives_the_bits_of_the_division():
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
 def test_fast_flavour_does_not_depend_on_threads(op):
     x = special_rows(np.random.default_rng(4), 300, 333, np.float32)
-    old = isa.kernels.set_threads_always(True)
+    old = isa.routes.set_threads_always(True)
     try:
         for level in isa.available_levels():
             with isa.use(level):
@@ -284,7 +284,7 @@ def test_fast_flavour_does_not_depend_on_threads(op):
                 for t in (2, 3, 8):
                     assert_same_bits(normops.run(op, [x], mode="fast", n_threads=t)[0], ref)
     finally:
-        isa.kernels.set_threads_always(old)
+        isa.routes.set_threads_always(old)
 
 
 
@@ -349,17 +349,13 @@ def set_stream_threshold(nbytes):
     return {level: isa.load(level).set_stream_threshold(nbytes) for level in isa.available_levels()}
 
 
-def set_threads_always(always):
-    return {level: isa.load(level).set_threads_always(always) for level in isa.available_levels()}
-
-
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Sigmoid"])
 def test_fast_flavour_follows_its_order_of_operations(op):
     # bit for bit against the model at every level, with and without
     # streaming stores (threshold 0: every output streams), one and two
     # threads, short rows, rows that are not whole vectors
     rng = np.random.default_rng(13)
-    old, old_serial = set_stream_threshold(0), set_threads_always(True)
+    old, old_serial = set_stream_threshold(0), isa.routes.set_threads_always(True)
     try:
         for cols in (1, 5, 16, 17, 31, 64, 100, 1000, 4097):
             x = special_rows(rng, 70, cols, np.float32)
@@ -374,7 +370,7 @@ def test_fast_flavour_follows_its_order_of_operations(op):
     finally:
         for level in old:
             isa.load(level).set_stream_threshold(old[level])
-            isa.load(level).set_threads_always(old_serial[level])
+        isa.routes.set_threads_always(old_serial)
 
 
 def border_rows(rng, lows, top):
@@ -465,7 +461,7 @@ def test_streaming_stores_do_not_change_bits(op):
                 with isa.use(level):
                     want = normops.run(op, [x], mode=mode, n_threads=1)[0]
                 for stream in (0, 1 << 62, boundary):
-                    old, old_serial = mod.set_stream_threshold(stream), mod.set_threads_always(True)
+                    old, old_serial = mod.set_stream_threshold(stream), isa.routes.set_threads_always(True)
                     try:
                         for offset in (0, 1, 3, 15):
                             buf = np.full(x.size + 16, 7, np.float32)
@@ -479,7 +475,7 @@ def test_streaming_stores_do_not_change_bits(op):
                                 assert (buf[:offset] == 7).all() and (buf[offset + x.size:] == 7).all()
                     finally:
                         mod.set_stream_threshold(old)
-                        mod.set_threads_always(old_serial)
+                        isa.routes.set_threads_always(old_serial)
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -566,7 +562,7 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
     named = {"Softmax": normops.ops.softmax, "LogSoftmax": normops.ops.log_softmax,
              "Hardmax": normops.ops.hardmax, "Sigmoid": normops.sigmoid}[op]
     dtypes = [np.dtype(np.float32), np.dtype(np.float64)] + NARROW
-    old = set_threads_always(True)
+    old = isa.routes.set_threads_always(True)
     try:
         for cols, chunks, threads in ([(c, 2, (1, 2)) for c in (1, 7, 16, 17, 64, 127, 128, 129, 511, 512, 513, 1040)]
                                       + [(c, 9, range(1, 9)) for c in (17, 600)]):
@@ -581,8 +577,7 @@ def test_exact_flavour_at_every_level_and_thread_count(op):
                             assert_same_bits(normops.run(op, [x], mode="exact", n_threads=t)[0], want)
                         assert_same_bits(named(x, mode="exact", n_threads=2), want)
     finally:
-        for level, value in old.items():
-            isa.load(level).set_threads_always(value)
+        isa.routes.set_threads_always(old)
 
 
 def test_exact_flavour_at_the_exponential_edges():
@@ -674,7 +669,7 @@ def logsumexp_fast_model(x):
 
 def test_reduce_log_sum_exp_exact_at_every_level_and_thread_count():
     rng = np.random.default_rng(23)
-    old = set_threads_always(True)
+    old = isa.routes.set_threads_always(True)
     try:
         for shape, axes in (((300, 333), [-1]), ((333, 300), [0]), ((7, 40, 130), [1]), ((5, 1000), [1])):
             for dtype in [np.dtype(np.float32), np.dtype(np.float64)] + NARROW:
@@ -686,8 +681,7 @@ def test_reduce_log_sum_exp_exact_at_every_level_and_thread_count():
                             got = normops.reduce_log_sum_exp(x, axes, keepdims=0, mode="exact", n_threads=t)
                             assert_same_bits(got, want)
     finally:
-        for level, value in old.items():
-            isa.load(level).set_threads_always(value)
+        isa.routes.set_threads_always(old)
 
 
 def test_reduce_log_sum_exp_fast_uses_the_fast_exponential():
@@ -874,7 +868,7 @@ def test_every_route_along_an_axis_that_is_not_last_equals_the_specification(op)
     rng = np.random.default_rng(OPS.index(op) + 40)
     cases = [((37, 5, 19), 1), ((37, 5, 19), 0), ((6, 33, 1), 1), ((300, 20), 0), ((3, 4, 5, 6), -3),
              ((2, 700, 40), 1), ((1024, 20), 0), ((3, 512, 17), 1)]
-    old = isa.kernels.set_threads_always(True)
+    old = isa.routes.set_threads_always(True)
     try:
         for shape, axis in cases:
             for dtype in (np.float32, np.float64):
@@ -896,4 +890,4 @@ def test_every_route_along_an_axis_that_is_not_last_equals_the_specification(op)
                         assert_same_bits(session.run(None, {"x": x})[0], want)
                 assert x.tobytes() == before
     finally:
-        isa.kernels.set_threads_always(old)
+        isa.routes.set_threads_always(old)

@@ -18,7 +18,6 @@ from normops import _isa, _threads
 from normops._errors import InvalidInputError
 from normops._spec import ROW_CHUNK_ELEMENTS
 
-kernels = _isa.kernels
 routes = _isa.routes
 
 
@@ -29,12 +28,12 @@ def pinned():
         normops.set_config(thread_costs=costs)
     yield pin
     normops.set_config(thread_costs=None)
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
 
 
 def plan(elements, family="rows", gap_us=1, cap=2, chunk=ROW_CHUNK_ELEMENTS):
     chunks = max(1, -(-elements // chunk))
-    return kernels.planned_threads(cap, chunks, min(chunk, elements), elements, family, gap_us)[0]
+    return routes.planned_threads(cap, chunks, min(chunk, elements), elements, family, gap_us)[0]
 
 
 def test_a_second_thread_only_where_it_saves_more_than_its_wake_up(pinned):
@@ -46,7 +45,7 @@ def test_a_second_thread_only_where_it_saves_more_than_its_wake_up(pinned):
     assert plan(2 * ROW_CHUNK_ELEMENTS, cap=1) == 1   # one thread asked: one thread
     assert plan(ROW_CHUNK_ELEMENTS, cap=8) == 1       # one chunk: nothing to share
     # a loop of two chunks of unequal size: the busiest thread's chunk bounds it
-    assert kernels.planned_threads(2, 2, ROW_CHUNK_ELEMENTS, ROW_CHUNK_ELEMENTS + 100, "rows", 1)[0] == 1
+    assert routes.planned_threads(2, 2, ROW_CHUNK_ELEMENTS, ROW_CHUNK_ELEMENTS + 100, "rows", 1)[0] == 1
 
 
 def test_a_slow_wake_up_keeps_calls_after_idle_time_on_one_thread(pinned):
@@ -67,9 +66,9 @@ def test_a_size_class_first_loop_runs_alone_to_be_timed_up_to_20_ms(pinned):
     # without one timed serial loop of its own, a class's team loops tell
     # neither L nor s (not even a stall after idle time); exact Softmax's
     # prior is 0.2 ns per element
-    kernels.forget_thread_costs()
-    assert kernels.loop_threads(2, 1024, 25_000_000, "softmax_exact") == 1   # 5 ms: timed alone
-    assert kernels.loop_threads(2, 1024, 125_000_000, "softmax_exact") == 2  # 25 ms: a team pays anyway
+    routes.forget_thread_costs()
+    assert routes.loop_threads(2, 1024, 25_000_000, "softmax_exact") == 1   # 5 ms: timed alone
+    assert routes.loop_threads(2, 1024, 125_000_000, "softmax_exact") == 2  # 25 ms: a team pays anyway
 
 
 def test_a_size_class_that_s_keeps_serial_takes_a_team_now_and_then(pinned, core_cache):
@@ -79,19 +78,19 @@ def test_a_size_class_that_s_keeps_serial_takes_a_team_now_and_then(pinned, core
     # measure s again
     core_cache(1 << 20)
     pinned(ns_per_element={"softmax_exact": 0.2}, wake_us=20)
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     for _ in range(3):
         routes.learn_team_loop("softmax_exact", 1 << 20, 300, 2, 300, 60, None)
     assert routes.thread_costs()["stretch_by_size"]["softmax_exact"]["<2Mi"] == 2.0
-    old = kernels.set_threads_always(True)
+    old = routes.set_threads_always(True)
     try:
         normops.ops.softmax(np.ones((64, 1024), np.float32), n_threads=2)  # the caller's last team
     finally:
-        kernels.set_threads_always(old)
+        routes.set_threads_always(old)
     end = time.perf_counter() + 0.003
     while time.perf_counter() < end:  # 3 ms, the caller busy
         pass
-    teams = [kernels.loop_threads(2, 64, 1 << 20, "softmax_exact") for _ in range(8)]
+    teams = [routes.loop_threads(2, 64, 1 << 20, "softmax_exact") for _ in range(8)]
     assert teams == [1, 1, 1, 2, 1, 1, 1, 2]
 
 
@@ -111,7 +110,7 @@ def test_one_stall_in_five_after_idle_time_keeps_those_calls_serial(pinned):
     # the lower median decides (a team), after idle time the stall does
     # (a stall there costs a call far more than a team saves it)
     pinned(ns_per_element={"softmax_exact": 0.2})
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     large = 1024 * 4096   # 839 µs on one thread
     for wake_us in (40, 40, 6000, 40, 40):
         routes.learn_wake_up(20_000, wake_us, idle=False)
@@ -119,12 +118,12 @@ def test_one_stall_in_five_after_idle_time_keeps_those_calls_serial(pinned):
     assert routes.thread_costs()["wake_us"][16384] == 40
     assert routes.thread_costs()["wake_us_idle"][16384] == 6000
     assert plan(large, "softmax_exact", gap_us=20_000) == 2
-    assert kernels.planned_threads(2, 256, 16384, large, "softmax_exact", 20_000, idle=True)[0] == 1
+    assert routes.planned_threads(2, 256, 16384, large, "softmax_exact", 20_000, idle=True)[0] == 1
     # five quick wake-ups in a row push the stall out: teams again
     for _ in range(5):
         routes.learn_wake_up(20_000, 40, idle=True)
     assert routes.thread_costs()["wake_us_idle"][16384] == 40
-    assert kernels.planned_threads(2, 256, 16384, large, "softmax_exact", 20_000, idle=True)[0] == 2
+    assert routes.planned_threads(2, 256, 16384, large, "softmax_exact", 20_000, idle=True)[0] == 2
 
 
 def test_the_wake_up_is_measured_from_the_first_chunk_another_thread_claims(pinned):
@@ -135,7 +134,7 @@ def test_the_wake_up_is_measured_from_the_first_chunk_another_thread_claims(pinn
     # as L of 0 to 20 µs, or as a stall that nothing outvoted)
     elements = 1 << 20
     pinned(ns_per_element={"map_exact": 380 / elements * 1000})
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     routes.learn_team_loop("map_exact", elements, 2_000, 2, 630, None)  # the worker claimed nothing
     assert routes.thread_costs()["wake_us"][1024] == 630
     assert plan(elements, "map_exact", gap_us=2_000, chunk=16384) == 1
@@ -152,7 +151,7 @@ def test_a_team_that_claimed_late_keeps_its_loops_serial(pinned, core_cache):
     # (before L was measured, such loops taught nothing: W < 2 L tells no s).
     core_cache(1 << 20)
     pinned(ns_per_element={"softmax_exact": 98_000 / (1 << 18)})
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     for _ in range(3):
         routes.learn_team_loop("softmax_exact", 1 << 18, 300, 2, 117, 100)
     assert routes.thread_costs()["wake_us"][256] == 100
@@ -175,7 +174,7 @@ def test_stretch_is_measured_in_the_loop_where_the_caller_worked_alone(pinned, c
     # first claim 60 µs after the start
     core_cache(1 << 20)
     pinned(ns_per_element={"softmax_exact": 0.4})
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     routes.learn_team_loop("softmax_exact", 1 << 20, 300, 2, 300, 60, caller)
     assert routes.thread_costs()["wake_us"][256] == 60
     assert routes.thread_costs()["stretch_by_size"]["softmax_exact"]["<2Mi"] == pytest.approx(stretch, abs=0.01)
@@ -189,12 +188,12 @@ def test_a_measured_stretch_keeps_a_team_that_a_drifted_w_would_have_refused(pin
     # 1.03, and a team still pays
     core_cache(1 << 20)
     pinned(ns_per_element={"softmax_exact": 0.2})
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     for _ in range(3):
         routes.learn_team_loop("softmax_exact", 1 << 20, 300, 2, 300, 60, None)
     assert routes.thread_costs()["stretch_by_size"]["softmax_exact"]["<2Mi"] == 2.0
     assert plan(1 << 20, "softmax_exact", gap_us=300) == 1
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     for _ in range(3):
         routes.learn_team_loop("softmax_exact", 1 << 20, 300, 2, 300, 60, (2, 8, 30))
     assert routes.thread_costs()["stretch_by_size"]["softmax_exact"]["<2Mi"] == pytest.approx(1.03, abs=0.01)
@@ -234,16 +233,16 @@ def test_thresholds_follow_the_figures(pinned):
 def test_threads_always_overrides_the_model(pinned):
     pinned(ns_per_element={"rows": 0.001}, wake_us=1e6)
     assert plan(2 * ROW_CHUNK_ELEMENTS) == 1
-    old = kernels.set_threads_always(True)
+    old = routes.set_threads_always(True)
     try:
         assert plan(2 * ROW_CHUNK_ELEMENTS) == 2
         assert plan(20, chunk=8, cap=3) == 3
     finally:
-        kernels.set_threads_always(old)
+        routes.set_threads_always(old)
 
 
 def test_small_calls_are_neither_timed_nor_counted():
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     x, w = np.ones((4, 8), np.float32), np.ones(8, np.float32)
     for _ in range(200):
         normops.layer_normalization(x, w, n_threads=2)
@@ -255,9 +254,9 @@ def test_small_calls_are_neither_timed_nor_counted():
 
 
 def test_the_figures_are_learned_from_calls_above_the_floor():
-    if not normops.show_config(print_out=False)["openmp"] or kernels.usable_cores() < 2:
+    if not normops.show_config(print_out=False)["openmp"] or routes.usable_cores() < 2:
         pytest.skip("needs OpenMP and two cores")
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     # 2^17 elements: well above the 2 µs floor and, on any machine within
     # 4x of this one, below the 200 µs up to which a helped loop teaches L
     x = np.random.default_rng(0).standard_normal((256, 512), dtype=np.float32)
@@ -271,20 +270,20 @@ def test_the_figures_are_learned_from_calls_above_the_floor():
     assert 0 < costs["ns_per_element"]["rows"] < 100
     # some loops ran on a team (back to back: gaps the caller spent busy)
     assert any(v is not None for v in costs["wake_us"].values())
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
 
 
 def test_rms_rows_have_figures_of_their_own(pinned):
     # an uncentred row costs less than a centred one: each is timed and
     # decided by its own figure, so neither sizes the other's teams
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     x = np.random.default_rng(0).standard_normal((256, 512), dtype=np.float32)
     w = np.ones(512, np.float32)
     for _ in range(8):
         normops.rms_normalization(x, w, n_threads=2)  # its first loops are timed on one thread
     measured = routes.thread_costs()["measured"]
     assert measured["rows_rms"] and not measured["rows"]
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     pinned(ns_per_element={"rows": 0.3, "rows_rms": 0.1}, wake_us=10)
     elements = 60_000  # W: 18 µs centred (a team pays), 6 µs uncentred (it does not)
     assert plan(elements, "rows", chunk=1024) == 2
@@ -295,7 +294,7 @@ def test_log_sum_exp_has_figures_of_its_own(pinned):
     # an exponential per element costs 5-10x a sum's: ReduceLogSumExp's
     # exp pass is timed and decided apart from the other reductions (its
     # max pass is a plain reduction), each mode apart
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     x = np.random.default_rng(1).standard_normal((256, 1024), dtype=np.float32)
     for _ in range(8):
         normops.reduce_log_sum_exp(x, np.array([1]), n_threads=2)
@@ -304,7 +303,7 @@ def test_log_sum_exp_has_figures_of_its_own(pinned):
     for _ in range(8):
         normops.reduce_log_sum_exp(x, np.array([1]), n_threads=2, mode="fast")
     assert routes.thread_costs()["measured"]["reduce_exp_fast"]
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     pinned(ns_per_element={"reduce": 0.04, "reduce_exp_exact": 0.4}, wake_us=10)
     elements = 60_000  # W: 2.4 µs summed (no team), 24 µs through exp (a team pays)
     assert plan(elements, "reduce", chunk=1024) == 1
@@ -317,12 +316,12 @@ def test_scans_along_the_last_axis_have_figures_of_their_own(pinned):
     # per element, so the two layouts are timed and decided apart
     x = np.random.default_rng(2).standard_normal((512, 2048), dtype=np.float32)  # several chunks either way
     for axis, family, other in ((1, "scan_lines", "scan"), (0, "scan", "scan_lines")):
-        kernels.forget_thread_costs()
+        routes.forget_thread_costs()
         for _ in range(8):
             normops.ops.cum_sum(x, np.array(axis), n_threads=2)
         measured = routes.thread_costs()["measured"]
         assert measured[family] and not measured[other]
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     pinned(ns_per_element={"scan": 0.15, "scan_lines": 0.35}, wake_us=10)
     elements = 50_000  # W: 7.5 µs side by side (no team), 17.5 µs as chains (a team pays)
     assert plan(elements, "scan", chunk=1024) == 1
@@ -350,15 +349,15 @@ def test_large_team_loops_teach_stretch_and_small_ones_the_wake_up(pinned):
     # time beyond L's share is s (inferred: W pinned far above what the
     # loop takes reads as a team sharing perfectly, s = 1, its least); only
     # its own family and size class learn it
-    kernels.forget_thread_costs()
+    routes.forget_thread_costs()
     pinned(ns_per_element={"reduce": 10.0}, wake_us=0)
     x = np.ones((1024, 1024), np.float32)
-    old = kernels.set_threads_always(True)
+    old = routes.set_threads_always(True)
     try:
         normops.sum(x, axis=1)  # the thread's first team (OpenMP may start its threads): not learned from
         normops.sum(x, axis=1)
     finally:
-        kernels.set_threads_always(old)
+        routes.set_threads_always(old)
     stretch = routes.thread_costs()["stretch_by_size"]["reduce"]
     # 1 where inferred from the pinned W; where the worker woke late
     # enough for the caller to work alone a while, measured in the loop
@@ -394,15 +393,15 @@ def test_a_loop_larger_than_the_core_cache_teaches_stretch_and_a_smaller_one_doe
     # in the core's cache, so it is a small one (it would teach L: pinned)
     x = np.ones((1024, 1024), np.float32)
     for nbytes, learned in ((8 << 20, False), (4 << 20, True)):
-        kernels.forget_thread_costs()
+        routes.forget_thread_costs()
         pinned(ns_per_element={"reduce": 10.0}, wake_us=0)
         core_cache(nbytes)
-        old = kernels.set_threads_always(True)
+        old = routes.set_threads_always(True)
         try:
             normops.sum(x, axis=1)  # the thread's first team: not learned from
             normops.sum(x, axis=1)
         finally:
-            kernels.set_threads_always(old)
+            routes.set_threads_always(old)
         assert (routes.thread_costs()["stretch_by_size"]["reduce"]["<2Mi"] is not None) == learned
 
 

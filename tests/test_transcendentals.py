@@ -66,7 +66,7 @@ def random_patterns(n, seed):
 def ieee_subnormals():
     # flush-to-zero / denormals-are-zero (set by some -ffast-math library)
     # would change subnormal results: say so instead of failing obscurely
-    assert isa.kernels.mxcsr() & 0x8040 == 0, "FTZ/DAZ is set in this process: subnormal results are flushed"
+    assert isa.routes.mxcsr() & 0x8040 == 0, "FTZ/DAZ is set in this process: subnormal results are flushed"
 
 
 # ------------------------------------------------------------- exactness

@@ -28,6 +28,15 @@ ctypedef struct KernelTable:
     object (*row_normalize_nd)(object X, object scale, object bias, object axis, object epsilon, bint center,
                                bint one_param_type, bint y_follows_scale, int n_threads, bint want_mean,
                                bint want_inv)
+    # the build's own share of the thread decisions (team.h keeps a copy
+    # per build: the calling thread's last team, and where the process's
+    # figures are); the routes module shows and pins the figures themselves
+    int figures_level   # the ISA level its figures are kept under (0 baseline, 1 AVX2, 2 AVX-512)
+    void (*use_team_state)(void* state) noexcept nogil
+    void (*forget_last_team)() noexcept nogil
+    int (*loop_threads)(int cap, long long chunks, long long chunk_elements, long long elements,
+                        int family) noexcept nogil
+    int (*threads_in_use)() noexcept nogil
 
 
 cdef inline bint is_plain_float(object x) noexcept:

@@ -10,19 +10,16 @@ from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
 from normops._kernels.shim cimport (
-    NORMOPS_HAVE_OPENMP, NORMOPS_X86_64, NORMOPS_HAVE_FLOAT16, omp_get_max_threads, omp_get_thread_num,
-    normops_cpu_has_level, normops_mxcsr, normops_widen_float16, normops_narrow_float16,
-    normops_widen_bfloat16, normops_narrow_bfloat16, omp_get_num_procs,
-    normops_budget_grant, normops_budget_in_use, normops_budget_share, normops_budget_state,
+    NORMOPS_HAVE_FLOAT16, omp_get_max_threads, omp_get_thread_num,
+    normops_widen_float16, normops_narrow_float16, normops_widen_bfloat16, normops_narrow_bfloat16,
+    normops_budget_in_use, normops_budget_share,
     NORMOPS_COST_ROWS, NORMOPS_COST_REDUCE, NORMOPS_COST_SOFTMAX_EXACT, NORMOPS_COST_SOFTMAX_FAST,
     NORMOPS_COST_MAP_EXACT, NORMOPS_COST_MAP_FAST, NORMOPS_COST_SCAN,
     NORMOPS_COST_MOVE, NORMOPS_COST_ROWS_RMS, NORMOPS_COST_REDUCE_EXP_EXACT, NORMOPS_COST_REDUCE_EXP_FAST, NORMOPS_COST_SCAN_LINES,
-    NORMOPS_THIS_LEVEL, normops_team_choose, normops_team_plan,
-    normops_gap_slot, normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release,
-    normops_team_forget, normops_team_note_region_end, normops_plan_drop, normops_set_threads_always,
-    normops_claim_slot, normops_team_claims,
+    NORMOPS_THIS_LEVEL, normops_team_plan, normops_loop_begin, normops_loop_end, normops_team_take, normops_team_release,
+    normops_team_note_region_end, normops_plan_drop, normops_claim_slot, normops_team_claims,
 )
-from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
+from cpython.pycapsule cimport PyCapsule_New
 from normops._kernels.routes cimport placed_like, placed_empty, kernel_output_like
 from normops._kernels.kernel_table cimport (
     KernelTable, KERNEL_TABLE_NAME, RowDivisor, DIVIDE_BY_STD, DIVIDE_BY_L1, DIVIDE_BY_L2, is_plain_float, dims_product,
@@ -210,6 +207,25 @@ cdef object table_row_normalize_nd(object X, object scale, object bias, object a
                             want_mean, want_inv)
 
 
+cdef void table_use_team_state(void* state) noexcept nogil:
+    normops_budget_share(state)
+
+
+cdef void table_forget_last_team() noexcept nogil:
+    normops_team_note_region_end(-1)
+
+
+cdef int table_loop_threads(int cap, long long chunks, long long chunk_elements, long long elements,
+                            int family) noexcept nogil:
+    cdef int n = normops_team_plan(cap, chunks, chunk_elements, elements, family)
+    normops_plan_drop()
+    return n
+
+
+cdef int table_threads_in_use() noexcept nogil:
+    return normops_budget_in_use()
+
+
 cdef KernelTable TABLE
 TABLE.softmax_direct = table_softmax_direct
 TABLE.sigmoid_direct = table_sigmoid_direct
@@ -217,6 +233,11 @@ TABLE.row_divide = table_row_divide
 TABLE.cum_direct = table_cum_direct
 TABLE.gelu_flat = table_gelu_flat
 TABLE.row_normalize_nd = table_row_normalize_nd
+TABLE.figures_level = NORMOPS_THIS_LEVEL
+TABLE.use_team_state = table_use_team_state
+TABLE.forget_last_team = table_forget_last_team
+TABLE.loop_threads = table_loop_threads
+TABLE.threads_in_use = table_threads_in_use
 KERNEL_TABLE = PyCapsule_New(&TABLE, KERNEL_TABLE_NAME, NULL)
 
 
@@ -302,39 +323,6 @@ def sum16_rows(x, out, Py_ssize_t rows, Py_ssize_t cols):
                 (<double*>po)[r] = sum16(<const double*>px + r * cols, cols)
 
 
-# ------------------------------------------------------------ build facts
-
-def float16_storage():
-    """True when this build converts float16 itself (gcc/clang _Float16)."""
-    return bool(NORMOPS_HAVE_FLOAT16)
-
-
-def openmp_enabled():
-    """True when this build runs its loops with OpenMP."""
-    return bool(NORMOPS_HAVE_OPENMP)
-
-
-def max_threads():
-    """omp_get_max_threads() of the calling thread (OMP_NUM_THREADS,
-    threadpoolctl's limit), or 1 without OpenMP."""
-    return omp_get_max_threads()
-
-
-def built_for_x86_64():
-    return bool(NORMOPS_X86_64)
-
-
-def cpu_has_level(int level):
-    """0 = baseline, 1 = x86-64-v3 (AVX2), 2 = x86-64-v4 (AVX-512)."""
-    return bool(normops_cpu_has_level(level))
-
-
-def mxcsr():
-    """The SSE control register of the calling thread (on aarch64, FPCR.FZ
-    as its FTZ and DAZ bits; 0 on other CPUs)."""
-    return normops_mxcsr()
-
-
 def set_apply_in_cache_bytes(Py_ssize_t nbytes):
     """Change the size of a row range from which the row normalisations'
     last step keeps its inlined loop (APPLY_IN_CACHE_BYTES; results do not
@@ -352,87 +340,3 @@ def set_side_by_side_bytes(Py_ssize_t nbytes):
     old = SIDE_BY_SIDE_BYTES
     SIDE_BY_SIDE_BYTES = max(0, nbytes)
     return old
-
-
-def thread_budget():
-    """The process-wide team state of this build (the thread budget and the
-    late-team clock), as a capsule (for share_thread_budget)."""
-    return PyCapsule_New(normops_budget_state(), b"normops.thread_budget", NULL)
-
-
-def share_thread_budget(capsule):
-    """Count this build's threads in another build's budget, and its late
-    teams in its clock (one state per process however many ISA builds are
-    loaded). Call before any kernel."""
-    normops_budget_share(PyCapsule_GetPointer(capsule, b"normops.thread_budget"))
-
-
-def threads_in_use():
-    """Threads inside normops's parallel loops right now (the budget)."""
-    return normops_budget_in_use()
-
-
-def usable_cores():
-    """The cores the budget shares out: omp_get_num_procs() (this process's
-    CPU affinity), or 1 without OpenMP."""
-    return omp_get_num_procs()
-
-
-def budget_grant(int team, int in_use, int cores):
-    """Threads granted to a budgeted loop of team threads when in_use are
-    taken out of cores (tests check the rule)."""
-    return normops_budget_grant(team, in_use, cores)
-
-
-def take_threads(int team, int requested):
-    """team_take from Python (tests hold part of the budget with it); give
-    the result back with release_threads."""
-    return team_take(team, requested)
-
-
-def release_threads(int taken):
-    team_release(taken)
-
-
-# team.h's cost families, in its order (normops._threads.FAMILIES reads this),
-# and the level this build's figures are kept under (0 baseline, 1 AVX2,
-# 2 AVX-512; the routes module reads both)
-FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move",
-                "rows_rms", "reduce_exp_exact", "reduce_exp_fast", "scan_lines")
-FIGURES_LEVEL = NORMOPS_THIS_LEVEL
-
-
-def forget_thread_costs():
-    """Forget every learned figure (pinned ones stay) and this thread's
-    last team."""
-    normops_team_forget()
-    normops_team_note_region_end(-1)
-
-
-def planned_threads(int cap, long long chunks, long long chunk_elements, long long elements, str family,
-                    gap_us=None, bint idle=False):
-    """The team team.h chooses for such a loop when the calling thread's
-    last team stopped gap_us ago (None: never), a gap it spent idle or not,
-    and the loop's one-thread estimate in µs (tests and show_config; no
-    state changes)."""
-    cdef double w = 0
-    cdef int slow = 0, stretched = 0
-    cdef int slot = normops_gap_slot(-1 if gap_us is None else <long long>(gap_us * 1000), idle)
-    n = normops_team_choose(cap, chunks, chunk_elements, elements, FAMILY_NAMES.index(family),
-                            NORMOPS_THIS_LEVEL, slot, &w, &slow, &stretched)
-    return n, w / 1e6
-
-
-def loop_threads(int cap, long long chunks, long long elements, str family):
-    """What a loop's own decision (team_plan, with the calling thread's
-    real gap and the retries) gives now, without running it (tests)."""
-    n = normops_team_plan(cap, chunks, (elements + chunks - 1) // max(chunks, 1), elements,
-                          FAMILY_NAMES.index(family))
-    normops_plan_drop()
-    return n
-
-
-def set_threads_always(bint always):
-    """Every loop with chunks to share takes its whole team, however small
-    (tests drive the parallel paths with it); returns the old setting."""
-    return bool(normops_set_threads_always(always))

@@ -107,9 +107,10 @@ def use_kernels(object module):
     """Send every route to this ISA build (normops._isa, at import and in
     its use() blocks)."""
     global ISA_MODULE, KERNELS
-    KERNELS = <KernelTable*>PyCapsule_GetPointer(module.KERNEL_TABLE, KERNEL_TABLE_NAME)
+    KERNELS = table_of(module)
+    KERNELS.use_team_state(normops_budget_state())
     ISA_MODULE = module
-    use_team_state(module)
+    use_team_state(KERNELS)
 
 
 cdef route_setup():

@@ -151,6 +151,7 @@ typedef struct {
     unsigned stretch_retry[NORMOPS_COST_FAMILIES][NORMOPS_SIZES];
     int stretch_pinned[NORMOPS_COST_FAMILIES];
     int stretch_from_size;         /* loops of this size class and larger teach s; 0: NORMOPS_STRETCH_FROM_SIZE */
+    int threads_always;            /* tests: every loop with chunks to share takes its whole team, however small */
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
@@ -159,13 +160,8 @@ static normops_team_state normops_team_own = {
      -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
     {{0}}, {0}, 0, -1, {0}};
 static normops_team_state* normops_team = &normops_team_own;
-/* Tests: every loop of this build with chunks to share takes its whole
- * team, however small (each ISA build has its own switch). */
-static int normops_threads_always = 0;
 static inline int normops_set_threads_always(int always) {
-    int old = normops_threads_always;
-    normops_threads_always = always;
-    return old;
+    return __atomic_exchange_n(&normops_team->threads_always, always, __ATOMIC_RELAXED);
 }
 #define normops_budget (&normops_team->in_use)
 
@@ -410,7 +406,7 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
     *w_ps = w;
     if (cap <= 1 || chunks <= 1)
         return 1;
-    if (NORMOPS_LOAD(normops_threads_always))
+    if (NORMOPS_LOAD(normops_team->threads_always))
         return cap;
     if (w < (double)NORMOPS_TEAM_FLOOR_PS)
         return 1;
@@ -497,7 +493,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
         return 1;
     if ((double)elements * (double)normops_cost_ps(NORMOPS_THIS_LEVEL, family, elements)
         < (double)NORMOPS_TEAM_FLOOR_PS
-        && !NORMOPS_LOAD(normops_threads_always))
+        && !NORMOPS_LOAD(normops_team->threads_always))
         return 1;  /* small: no clock read */
     now = normops_now_ns();
     gap = normops_last_region_end_ns < 0 ? -1 : now - normops_last_region_end_ns;
@@ -528,7 +524,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     }
     samples = NORMOPS_LOAD(normops_team->cost_samples[NORMOPS_THIS_LEVEL][family][normops_size_class(elements)]);
     if ((samples < NORMOPS_PROBES || (samples < NORMOPS_PROBES_MORE && n > 1 && (normops_probe_turn++ & 7) == 0))
-        && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_threads_always)
+        && !NORMOPS_LOAD(normops_team->cost_pinned[family]) && !NORMOPS_LOAD(normops_team->threads_always)
         && (w <= (double)NORMOPS_PROBE_MAX_PS || (samples == 0 && w <= (double)NORMOPS_PROBE_FIRST_MAX_PS))) {
         n = 1;  /* timed below: what an element of this family costs here */
         normops_serial_sample = 0;

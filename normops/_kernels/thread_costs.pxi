@@ -1,31 +1,106 @@
-# The figures the kernels' thread decisions use (team.h), shown and pinned
-# from Python: normops/_threads.py's face of the cost model. Part of the
-# routes module (compiled once): every ISA build loaded shares one team
-# state (normops._isa.load), which use_team_state points this module at,
-# with the chosen build's level for the per-level figures.
+# The thread decisions' figures (team.h) and the thread budget, shown,
+# pinned and driven from Python: normops/_threads.py's face of the cost
+# model. Part of the routes module (compiled once). The process has one
+# team state, this module's: every ISA build loaded takes it (share_team_state,
+# at normops._isa.load), and the figures shown are the chosen build's level's.
 
 from normops._kernels.shim cimport (
     NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_TEAM_FLOOR_PS,
     NORMOPS_GAIN_PERCENT, NORMOPS_SIZES, normops_team_state, normops_cost_ps, normops_team_figures,
-    normops_join_estimate, normops_budget_share,
+    normops_join_estimate, normops_budget_state, normops_budget_grant, normops_budget_in_use,
+    normops_team_take, normops_team_release, normops_team_forget, normops_team_choose, normops_set_threads_always,
+    omp_get_num_procs,
     normops_stretch_from_size, normops_team_set_core_cache, normops_wake_learn, normops_gap_slot,
     normops_cost_settled, normops_team_learn_loop,
 )
 
-# the chosen build's ISA level (0 baseline, 1 AVX2, 2 AVX-512) and team.h's
-# cost families, in its order (the build's FAMILY_NAMES)
+# the chosen build's ISA level (0 baseline, 1 AVX2, 2 AVX-512)
 cdef int LEVEL = 0
-FAMILY_NAMES = ()
+# team.h's cost families, in its order
+FAMILY_NAMES = ("rows", "reduce", "softmax_exact", "softmax_fast", "map_exact", "map_fast", "scan", "move",
+                "rows_rms", "reduce_exp_exact", "reduce_exp_fast", "scan_lines")
 SIZE_CLASSES = ("<64Ki", "<128Ki", "<256Ki", "<512Ki", "<1Mi", "<2Mi", "<4Mi", "<8Mi", "<16Mi", "<32Mi", "<64Mi",
                 ">=64Mi")  # elements; team.h, normops_size_class
 
 
-cdef use_team_state(object module):
-    """Show and pin the figures of this ISA build's team state, at its level."""
-    global LEVEL, FAMILY_NAMES
-    normops_budget_share(PyCapsule_GetPointer(module.thread_budget(), b"normops.thread_budget"))
-    LEVEL = module.FIGURES_LEVEL
-    FAMILY_NAMES = module.FAMILY_NAMES
+cdef KernelTable* table_of(object module) except NULL:
+    return <KernelTable*>PyCapsule_GetPointer(module.KERNEL_TABLE, KERNEL_TABLE_NAME)
+
+
+def share_team_state(object module):
+    """Make an ISA build count its threads in this process's one budget and
+    keep its figures in its one state (before any of its kernels runs)."""
+    table_of(module).use_team_state(normops_budget_state())
+
+
+cdef use_team_state(KernelTable* table):
+    """Show and pin the figures at the level of the build every call uses."""
+    global LEVEL
+    LEVEL = table.figures_level
+
+
+def forget_thread_costs():
+    """Forget every learned figure (pinned ones stay) and the calling
+    thread's last team."""
+    normops_team_forget()
+    KERNELS.forget_last_team()
+
+
+def planned_threads(int cap, long long chunks, long long chunk_elements, long long elements, str family,
+                    gap_us=None, bint idle=False):
+    """The team team.h chooses for such a loop when the calling thread's
+    last team stopped gap_us ago (None: never), a gap it spent idle or not,
+    and the loop's one-thread estimate in µs (tests and show_config; no
+    state changes)."""
+    cdef double w = 0
+    cdef int slow = 0, stretched = 0
+    cdef int slot = normops_gap_slot(-1 if gap_us is None else <long long>(gap_us * 1000), idle)
+    n = normops_team_choose(cap, chunks, chunk_elements, elements, FAMILY_NAMES.index(family), LEVEL, slot, &w,
+                            &slow, &stretched)
+    return n, w / 1e6
+
+
+def loop_threads(int cap, long long chunks, long long elements, str family):
+    """What a loop's own decision (team_plan in the build every call uses,
+    with the calling thread's real gap and the retries) gives now, without
+    running it (tests)."""
+    return KERNELS.loop_threads(cap, chunks, (elements + chunks - 1) // max(chunks, 1), elements,
+                                FAMILY_NAMES.index(family))
+
+
+def set_threads_always(bint always):
+    """Every loop with chunks to share takes its whole team, however small
+    (tests drive the parallel paths with it); returns the old setting."""
+    return bool(normops_set_threads_always(always))
+
+
+def threads_in_use(object module=None):
+    """Threads inside normops's parallel loops right now (the budget), as
+    the build every call uses counts them, or as ``module`` does."""
+    return (KERNELS if module is None else table_of(module)).threads_in_use()
+
+
+def usable_cores():
+    """The cores the budget shares out: omp_get_num_procs() (this process's
+    CPU affinity), or 1 without OpenMP."""
+    return omp_get_num_procs()
+
+
+def budget_grant(int team, int in_use, int cores):
+    """Threads granted to a budgeted loop of team threads when in_use are
+    taken out of cores (tests check the rule)."""
+    return normops_budget_grant(team, in_use, cores)
+
+
+def take_threads(int team, int requested):
+    """A loop's take of the budget, from Python (tests hold part of it with
+    it): requested <= 0 is budgeted; give the result back with
+    release_threads."""
+    return normops_team_take(team if team >= 1 else 1, requested <= 0)
+
+
+def release_threads(int taken):
+    normops_team_release(taken)
 
 
 def thread_costs():
