@@ -144,6 +144,26 @@ def test_the_wake_up_is_measured_from_the_first_chunk_another_thread_claims(pinn
     assert plan(elements, "map_exact", gap_us=2_000, chunk=16384) == 2
 
 
+def test_a_team_whose_end_costs_more_than_it_saves_leaves_small_loops_serial(pinned):
+    # RMSNormalization 32x1024 (2 chunks) at 0.16 ns per element: W = 5.2
+    # µs. Its worker claims work 1 µs after the start, so with L alone two
+    # threads would take 1 + 4.2 / 2 = 3.1 µs; but its team loops took 8
+    # µs: 4.9 µs at the barrier (E). With E measured, one thread.
+    elements = 32 * 1024
+    pinned(ns_per_element={"rows_rms": 0.16})
+    routes.forget_thread_costs()
+    routes.learn_team_loop("rows_rms", elements, 30, 2, 3.2, 1)
+    assert routes.thread_costs()["wake_us"][16] == 1
+    assert routes.thread_costs()["end_us"][16] == pytest.approx(0.08, abs=0.01)
+    assert plan(elements, "rows_rms", gap_us=30) == 2
+    for _ in range(3):
+        routes.learn_team_loop("rows_rms", elements, 30, 2, 8, 1)
+    assert routes.thread_costs()["end_us"][16] == pytest.approx(4.88, abs=0.01)
+    assert plan(elements, "rows_rms", gap_us=30) == 1
+    assert plan(elements, "rows_rms", gap_us=100) == 1  # a longer gap takes the nearest shorter one's E
+    assert plan(16 * elements, "rows_rms", gap_us=30) == 2  # 84 µs of work pays for it
+
+
 def test_a_team_that_claimed_late_keeps_its_loops_serial(pinned, core_cache):
     # exact Softmax 256x1024 (2^18 elements, beyond a 1 MiB core cache: a
     # "large" loop), 98 µs on one thread; the worker claimed work 100 µs

@@ -51,6 +51,8 @@ cdef extern from "team.h" nogil:
         unsigned stretch_count[3][12][12]
         int stretch_pinned[12]
         int stretch_from_size
+        long long end_ns[48]
+        unsigned end_count[48]
     long long normops_cost_ps(int level, int family, long long elements)
     int normops_gap_bucket(long long gap_ns)
     int normops_gap_slot(long long gap_ns, int idle)

@@ -45,11 +45,16 @@
  *      the same loop), else inferred from the loop's time, its L and W
  *      where W is at least twice that L; the lower median of the last
  *      five; 1 until measured;
+ *   E  the team's end, by gap: what a small loop's team took beyond L and
+ *      its share of the work, max(busiest chunks, L + (W - L) / n): the
+ *      barrier at the end (a worker's last chunk, a caller that slept
+ *      there, the results crossing cores); the lower median of the last
+ *      five, 0 until measured and where L is pinned;
  *   j  the cost of each thread beyond the second: half the least L
  *      measured (the team at its quickest), unless pinned.
  *
  * With claimed chunks, n threads take about
- *   T(n) = max(busiest thread's chunks x s, L + (W - L) s / n) + (n - 2) j
+ *   T(n) = max(busiest thread's chunks x s, L + (W - L) s / n) + E + (n - 2) j
  * and a loop takes the n that minimises T(n), if T(n) <= 85% of W (the
  * margin keeps noise in the estimates from making a call slower); else one
  * thread. L for a gap is the lower median of its last five measurements
@@ -152,6 +157,12 @@ typedef struct {
     int stretch_pinned[NORMOPS_COST_FAMILIES];
     int stretch_from_size;         /* loops of this size class and larger teach s; 0: NORMOPS_STRETCH_FROM_SIZE */
     int threads_always;            /* tests: every loop with chunks to share takes its whole team, however small */
+    /* E by gap slot: what a small loop's team took beyond L and its share
+     * of the work (the barrier at its end: a worker's last chunk, a caller
+     * that slept there); counted where end_count > 0 */
+    long long end_ns[NORMOPS_WAKE_SLOTS];
+    long long end_seen[NORMOPS_WAKE_SLOTS][NORMOPS_WAKE_SEEN];
+    unsigned end_count[NORMOPS_WAKE_SLOTS];
 } normops_team_state;
 
 static normops_team_state normops_team_own = {
@@ -358,6 +369,19 @@ static inline void normops_wake_learn(int b, long long obs) {
                   normops_ring_learn(normops_team->wake_seen[b], k, obs, b >= NORMOPS_GAP_BUCKETS));
 }
 
+/* E for a gap slot: its own, else the nearest shorter gap's of the same
+ * kind (busy or idle), else 0; 0 where L is pinned (pinned figures decide
+ * alone). */
+static inline long long normops_end_estimate(int slot) {
+    int b, first = slot >= NORMOPS_GAP_BUCKETS ? NORMOPS_GAP_BUCKETS : 0;
+    if (NORMOPS_LOAD(normops_team->wake_pinned))
+        return 0;
+    for (b = slot; b >= first; b--)
+        if (NORMOPS_LOAD(normops_team->end_count[b]) > 0)
+            return NORMOPS_LOAD(normops_team->end_ns[b]);
+    return 0;
+}
+
 /* j: pinned, or half an awake team's L. */
 static inline long long normops_join_estimate(void) {
     long long j = NORMOPS_LOAD(normops_team->join_ns);
@@ -380,11 +404,11 @@ static inline int normops_cost_settled(int samples, double w_ps) {
 }
 
 /* Expected time of n threads, in ps (see the top of this file). */
-static inline double normops_team_time(int n, double w, double l, double busiest, double j, double s) {
+static inline double normops_team_time(int n, double w, double l, double busiest, double j, double s, double e) {
     double t = l >= w ? l : l + (w - l) * s / n;
     if (busiest * s > t)
         t = busiest * s;
-    return t + (n - 2) * j;
+    return t + e + (n - 2) * j;
 }
 
 /* The team for a loop of `chunks` chunks of about chunk_elements elements
@@ -397,7 +421,7 @@ static inline double normops_team_time(int n, double w, double l, double busiest
 static inline int normops_team_choose(int cap, long long chunks, long long chunk_elements, long long elements,
                                       int family, int level, int slot, double* w_ps, int* slow_gap,
                                       int* stretched) {
-    double w, l, j, busiest, best_t, t, per_chunk, s;
+    double w, l, j, busiest, best_t, t, per_chunk, s, e;
     int n, best_n = 1;
     *slow_gap = 0;
     *stretched = 0;
@@ -413,10 +437,11 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
     l = 1000.0 * (double)normops_wake_estimate(slot);
     j = 1000.0 * (double)normops_join_estimate();
     s = normops_stretch(level, family, elements);
+    e = 1000.0 * (double)normops_end_estimate(slot);
     best_t = w;
     for (n = 2; n <= cap; n++) {
         busiest = (double)((chunks + n - 1) / n) * (double)chunk_elements * per_chunk;
-        t = normops_team_time(n, w, l, busiest, j, s);
+        t = normops_team_time(n, w, l, busiest, j, s, e);
         if (t >= best_t && n > 2)
             break;  /* past the best: more threads only add their cost */
         if (t < best_t) {
@@ -426,12 +451,12 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
     }
     if (best_t * 100.0 > w * NORMOPS_GAIN_PERCENT) {
         busiest = (double)((chunks + 1) / 2) * (double)chunk_elements * per_chunk;
-        *stretched = s > 1.0 && normops_team_time(2, w, l, busiest, j, 1.0) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
+        *stretched = s > 1.0 && normops_team_time(2, w, l, busiest, j, 1.0, e) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
         /* would a quick team (the least L measured, or the prior if less)
          * have paid? then the gap's figure is worth measuring again */
         l = (double)normops_wake_least();
         l = 1000.0 * (l < NORMOPS_WAKE_PRIOR_NS ? l : (double)NORMOPS_WAKE_PRIOR_NS);
-        *slow_gap = normops_team_time(2, w, l, busiest, j, s) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
+        *slow_gap = normops_team_time(2, w, l, busiest, j, s, e) * 100.0 <= w * NORMOPS_GAIN_PERCENT;
         return 1;
     }
     return best_n;
@@ -443,7 +468,7 @@ static inline int normops_team_choose(int cap, long long chunks, long long chunk
 typedef struct {
     int family, bucket, active, timed, first_team;
     int level;  /* the ISA level whose figures it teaches: this build's (tests choose one) */
-    long long elements, start_ns;
+    long long elements, start_ns, chunks, chunk_elements;
     long long claim_ns;  /* when another thread of the team first claimed work; -1: none yet */
     double w_ps;
     /* the caller's own claims: when it made its first, and how many it
@@ -451,7 +476,7 @@ typedef struct {
     long long caller_first_ns;
     unsigned solo_claims, shared_claims;
 } normops_loop_plan;
-static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, NORMOPS_THIS_LEVEL, 0, 0, -1, 0.0, -1, 0, 0};
+static __thread normops_loop_plan normops_plan = {0, 0, 0, 0, 0, NORMOPS_THIS_LEVEL, 0, 0, 0, 0, -1, 0.0, -1, 0, 0};
 static __thread long long normops_last_region_end_ns = -1;
 /* when this thread last planned a loop, and its CPU time at a moment
  * (the end of its last team, or its last reading) */
@@ -585,6 +610,8 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
     normops_plan.bucket = bucket;
     normops_plan.first_team = gap < 0;
     normops_plan.elements = elements;
+    normops_plan.chunks = chunks;
+    normops_plan.chunk_elements = chunk_elements;
     normops_plan.w_ps = w;
     normops_plan.start_ns = now;
     normops_last_plan_ns = now;
@@ -595,7 +622,7 @@ static inline int normops_team_plan(int cap, long long chunks, long long chunk_e
 static inline void normops_team_learn(int n, long long took_ns) {
     long long old, obs, j, solo_ns, shared_ns;
     unsigned k;
-    double w_ns = normops_plan.w_ps / 1000.0, t, l, s;
+    double w_ns = normops_plan.w_ps / 1000.0, t, l, s, busiest, share;
     int b = normops_plan.bucket, family = normops_plan.family, lv = normops_plan.level, size;
     if (n <= 1) {
         if (NORMOPS_LOAD(normops_team->cost_pinned[family]) || normops_plan.elements <= 0)
@@ -647,6 +674,21 @@ static inline void normops_team_learn(int n, long long took_ns) {
     } else {
         l = (double)normops_wake_estimate(b);
     }
+    size = normops_size_class(normops_plan.elements);
+    /* A small loop (its data in a core's own cache, shared perfectly)
+     * teaches E: what it took beyond L and its share of the work, where W
+     * is its size class's own */
+    if (size < normops_stretch_from_size() && normops_plan.claim_ns >= 0 && !NORMOPS_LOAD(normops_team->wake_pinned)
+        && (NORMOPS_LOAD(normops_team->cost_pinned[family])
+            || normops_cost_settled(NORMOPS_LOAD(normops_team->cost_samples[lv][family][size]), w_ns * 1000.0))) {
+        busiest = (double)((normops_plan.chunks + n - 1) / n) * (double)normops_plan.chunk_elements * w_ns
+                  / (double)normops_plan.elements;
+        share = l >= w_ns ? l : l + (w_ns - l) / n;
+        obs = (long long)(t - (busiest > share ? busiest : share));
+        k = __atomic_fetch_add(&normops_team->end_count[b], 1u, __ATOMIC_RELAXED);
+        NORMOPS_STORE(normops_team->end_ns[b], normops_median_learn(normops_team->end_seen[b], k, obs < 0 ? 0 : obs));
+        return;
+    }
     /* A larger loop (its data beyond a core's own cache) also teaches s:
      * how much slower each thread works once the team shares the caches
      * and the memory bus. Measured in the loop itself where the caller
@@ -660,7 +702,6 @@ static inline void normops_team_learn(int n, long long took_ns) {
      * W is this size class's own and at least 2 L (below that s is
      * ill-conditioned). Either way from 1 (a team sharing perfectly) to n
      * (a team that gained nothing). */
-    size = normops_size_class(normops_plan.elements);
     if (size < normops_stretch_from_size() || NORMOPS_LOAD(normops_team->stretch_pinned[family])
         || normops_plan.claim_ns < 0)
         return;
@@ -696,6 +737,8 @@ static inline void normops_team_learn_loop(int level, int family, int slot, long
     normops_plan.bucket = slot;
     normops_plan.first_team = 0;
     normops_plan.elements = elements;
+    normops_plan.chunks = 0;  /* no chunk is the busiest: the share is (W - L) / n */
+    normops_plan.chunk_elements = 0;
     normops_plan.w_ps = w_ps;
     normops_plan.start_ns = 0;
     normops_plan.claim_ns = claimed_ns;
@@ -777,6 +820,7 @@ static inline void normops_team_forget(void) {
     for (b = 0; b < NORMOPS_WAKE_SLOTS; b++) {
         NORMOPS_STORE(normops_team->wake_ns[b], -1LL);
         NORMOPS_STORE(normops_team->wake_count[b], 0u);
+        NORMOPS_STORE(normops_team->end_count[b], 0u);
         NORMOPS_STORE(normops_team->retry[b], 0u);
     }
     for (l = 0; l < NORMOPS_LEVELS; l++)

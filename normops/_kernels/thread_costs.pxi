@@ -124,6 +124,8 @@ def thread_costs():
         "pinned": {FAMILY_NAMES[f]: bool(s.cost_pinned[f]) for f in range(NORMOPS_COST_FAMILIES)},
         "wake_us": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b] < 0 else s.wake_ns[b] / 1000.0)
                     for b in range(NORMOPS_GAP_BUCKETS)},
+        "end_us": {gap_bucket_lower_edge_us(b): (s.end_ns[b] / 1000.0 if s.end_count[b] > 0 else None)
+                   for b in range(NORMOPS_GAP_BUCKETS)},
         "wake_us_idle": {gap_bucket_lower_edge_us(b): (None if s.wake_ns[b + NORMOPS_GAP_BUCKETS] < 0
                                                        else s.wake_ns[b + NORMOPS_GAP_BUCKETS] / 1000.0)
                          for b in range(NORMOPS_IDLE_FROM_BUCKET, NORMOPS_GAP_BUCKETS)},
