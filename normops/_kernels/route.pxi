@@ -107,8 +107,7 @@ def use_kernels(object module):
     """Send every route to this ISA build (normops._isa, at import and in
     its use() blocks)."""
     global ISA_MODULE, KERNELS
-    KERNELS = table_of(module)
-    KERNELS.use_team_state(normops_budget_state())
+    KERNELS = table_of(module)  # normops._isa.load gave it the process's team state
     ISA_MODULE = module
     use_team_state(KERNELS)
 

@@ -96,7 +96,7 @@ def take_threads(int team, int requested):
     """A loop's take of the budget, from Python (tests hold part of it with
     it): requested <= 0 is budgeted; give the result back with
     release_threads."""
-    return normops_team_take(team if team >= 1 else 1, requested <= 0)
+    return normops_team_take(team, requested <= 0)
 
 
 def release_threads(int taken):
