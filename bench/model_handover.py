@@ -46,7 +46,7 @@ def interleaved(variants, rounds):
 def example_models(only=""):
     """(label, model, input) of the benchmark's model cases whose label
     contains ``only``: the example models at the page's sizes, seed 0."""
-    from normops_tools.benchmark.cases import MODEL_CASES
+    from normops_tools.cases.measured import MODEL_CASES
     from normops.onnx import examples
 
     for kind, kwargs, shape in MODEL_CASES:

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from normops_tools import benchmark
-from normops_tools.benchmark import bandwidth, cases, report, runner
+from normops_tools.benchmark import bandwidth, report, runner
+from normops_tools.cases import measured as cases
 from normops_tools.benchmark.runtimes import DEFAULT_RUNTIMES, RUNTIMES, build_onnx_model
 
 ROOT = Path(__file__).resolve().parents[1]

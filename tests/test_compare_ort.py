@@ -12,6 +12,7 @@ pytest.importorskip("onnxruntime")
 import normops  # noqa: E402
 from normops import _registry  # noqa: E402
 from normops_tools import compare_ort as co, conformance  # noqa: E402
+from normops_tools.cases import dtype_named, randomized  # noqa: E402
 
 SEED = 20261130
 
@@ -102,7 +103,7 @@ def test_ill_conditioned_rows_are_near_the_float64_result():
     # |mean| / std about 1e4 in a row of 5: float32 normops and ORT are each
     # ~7e-5 from the float64 result, in opposite directions.
     gen = co.GENERATORS["", "LayerNormalization"]
-    g = co.Gen(co.cases._case_rng(123, "LayerNormalization", 17, "float32", 445), specials=False)
+    g = co.Gen(randomized._case_rng(123, "LayerNormalization", 17, "float32", 445), specials=False)
     inputs, attrs = gen.make(g, 17, np.dtype(np.float32))
     result = co.run_case(co.Case("LayerNormalization", "", 17, 17, "float32", 445, inputs, attrs))
     assert (result.status, result.category) == (co.FAIL, co.NEAR_FLOAT64), result.message
@@ -216,9 +217,9 @@ def test_generators_make_valid_models(key):
     gen = co.GENERATORS[key]
     for version in gen.versions:
         for name in co.schema_dtypes(gen, version):
-            dtype = co.comparison._dtype(name)
+            dtype = dtype_named(name)
             for i in range(3):
-                g = co.Gen(co.cases._case_rng(0, gen.op_type, version, name, i), specials=(i == 2))
+                g = co.Gen(randomized._case_rng(0, gen.op_type, version, name, i), specials=(i == 2))
                 inputs, attrs = gen.make(g, version, dtype)
                 case = co.Case(gen.op_type, gen.domain, version, gen.model_opset(version), name, i, inputs, attrs)
                 model, _ = co.runner._model(case, co.n_outputs_of(case, 1))
@@ -236,7 +237,7 @@ def test_onnx_runtime_runs_every_generator_in_float32(key):
     gen = co.GENERATORS[key]
     version = gen.versions[-1]
     for i in range(3):
-        g = co.Gen(co.cases._case_rng(0, gen.op_type, version, "float32", i), specials=(i == 2))
+        g = co.Gen(randomized._case_rng(0, gen.op_type, version, "float32", i), specials=(i == 2))
         inputs, attrs = gen.make(g, version, np.dtype(np.float32))
         case = co.Case(gen.op_type, gen.domain, version, gen.model_opset(version), "float32", i, inputs, attrs)
         outputs = co.run_ort(case, co.n_outputs_of(case, 1))

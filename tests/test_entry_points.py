@@ -18,7 +18,7 @@ from onnx import helper  # noqa: E402
 
 from normops.onnx import InferenceSession  # noqa: E402
 
-from normops_tools.compare_ort.cases import GENERATORS, make_cases  # noqa: E402
+from normops_tools.cases import GENERATORS, make_cases  # noqa: E402
 
 from bits import bits_key  # noqa: E402
 

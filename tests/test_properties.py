@@ -25,8 +25,8 @@ from hypothesis import event, given, note, strategies as st  # noqa: E402
 import normops  # noqa: E402
 from normops import InvalidInputError, UnsupportedError  # noqa: E402
 from normops._registry import lookup, served_operators  # noqa: E402
-from normops_tools.compare_ort.cases import GENERATORS, Gen  # noqa: E402
-from normops_tools.compare_ort.comparison import _dtype  # noqa: E402
+from normops_tools.cases import GENERATORS, Gen  # noqa: E402
+from normops_tools.cases import dtype_named as _dtype  # noqa: E402
 
 from bits import bits  # noqa: E402
 

@@ -100,6 +100,7 @@ def _cases():
     """compare-ort's cases: every served version in one dtype (float32 where
     the version takes it), and the newest version in every dtype."""
     compare_ort = pytest.importorskip("normops_tools.compare_ort")
+    from normops_tools.cases import dtype_named
     cases = []
     for domain, op_type in _registry.served_operators():
         gen = compare_ort.GENERATORS[(domain, op_type)]
@@ -110,7 +111,7 @@ def _cases():
                 names = [n for n in names if n == "float32"] or list(names[:1])
             for index, name in enumerate(names):
                 try:
-                    dtype = compare_ort.comparison._dtype(name)
+                    dtype = dtype_named(name)
                 except ImportError:  # bfloat16 without ml_dtypes
                     continue
                 g = compare_ort.Gen(np.random.default_rng([18, version, index]), specials=index % 2 == 1)

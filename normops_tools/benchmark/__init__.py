@@ -5,11 +5,11 @@ command line, `bench()` from Python. Each runtime is timed in its own
 worker processes, or, with ``interleave=True`` (``--interleave``), every
 runtime in one worker process per thread count, their calls alternated; see
 `normops_tools.benchmark.runner.bench` for the protocols,
-`normops_tools.benchmark.cases` to add cases and `normops_tools.benchmark.figures` for
+`normops_tools.cases.measured` to add cases and `normops_tools.benchmark.figures` for
 the charts. Nothing heavy is imported here.
 """
 
-from .cases import CASES, Case, register, select_cases
+from normops_tools.cases.measured import CASES, Case, register, select_cases
 from .cli import main
 from .runner import BenchResults, bench
 

@@ -82,7 +82,7 @@ def build_parser(prog: str = "python -m normops bench") -> argparse.ArgumentPars
 
 
 def _list_cases(args) -> int:
-    from .cases import select_cases
+    from normops_tools.cases import select_cases
 
     try:
         pairs = select_cases(args.case, args.dtype.split(",") if args.dtype else None)

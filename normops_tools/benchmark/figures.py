@@ -203,7 +203,7 @@ def draw_numpy(data, plt):
     if not series:  # NumPy and SciPy were not among the runtimes
         return None
     fig, ax = plt.subplots(figsize=(1000 / DPI, 600 / DPI), dpi=DPI)
-    from .cases import SCIPY_STYLE
+    from normops_tools.cases.measured import SCIPY_STYLE
 
     names = [f.replace("normops.", "") for f in fams]
     _bars(ax, [f"{n} vs {'scipy' if n in SCIPY_STYLE else 'numpy'}" for n in names], series,

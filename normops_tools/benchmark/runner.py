@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from . import cases as _cases
-from .cases import Case, OVERHEAD_CASE
+from normops_tools.cases import measured as _cases
+from normops_tools.cases.measured import Case, OVERHEAD_CASE
 from .runtimes import DEFAULT_RUNTIMES, INTERLEAVE_RUNTIMES, RUNTIMES, missing_modules
 
 __all__ = ["bench", "BenchResults", "DEFAULTS", "QUICK", "INTERLEAVE", "runtime_key", "machine_info",
@@ -368,7 +368,7 @@ def bench(
     cases : None, str or sequence
         None for every registered case, a regular expression searched in the
         case names, or a sequence of names / `Case` objects. Workers are fresh
-        processes that look cases up by name in `normops_tools.benchmark.cases`, so a
+        processes that look cases up by name in `normops_tools.cases.measured`, so a
         case must be registered there (in that module) to be measured.
     dtypes : None, str or sequence of str
         Restrict to these dtypes ("float32,float16" or a list).

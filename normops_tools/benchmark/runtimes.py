@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .cases import Case, call_as_written
+from normops_tools.cases.measured import Case, call_as_written
 
 __all__ = [
     "RUNTIMES",

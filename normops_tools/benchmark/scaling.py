@@ -22,7 +22,7 @@ The wait policy is read by OpenMP once per process, so each policy runs
 in a process of its own (``OMP_WAIT_POLICY`` unset, i.e. libgomp's
 default, and ``PASSIVE``); the figures normops learned there (its thread
 costs) are reported with them. The cases are built with the benchmark's
-own case factories (normops_tools.benchmark.cases) and called through its
+own case factories (normops_tools.cases.measured) and called through its
 runtimes. Targets (docs/design.md, "Threads"): back to back 2T/1T at most
 1.05 on every case, and at most 1/1.7 where one call takes 1 ms or more at
 1 thread; after idle, p50 and p90 ratios at most 1.25; against ONNX
@@ -56,8 +56,8 @@ METHOD = ("each wait policy in its own process; back to back: {rounds} rounds of
 
 def cases(quick=False):
     """name -> (benchmark Case, normops mode, in_idle_set), built with the
-    benchmark's own case factories (normops_tools.benchmark.cases)."""
-    from .cases import normalization_case, reduce_case, sigmoid_case, softmax_case
+    benchmark's own case factories (normops_tools.cases.measured)."""
+    from normops_tools.cases.measured import normalization_case, reduce_case, sigmoid_case, softmax_case
 
     out = {}
     shapes = ((32, 1024), (32, 4096), (256, 1024), (1024, 4096))

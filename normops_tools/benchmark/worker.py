@@ -28,7 +28,7 @@ import traceback
 
 import numpy as np
 
-from .cases import get_case
+from normops_tools.cases import get_case
 from .runtimes import CaseUnsupported, RuntimeUnavailable, get_runtime, output_array, prepare
 
 #: Calls faster than this are timed in batches, so the clock's own cost

@@ -26,20 +26,21 @@ whose every rule states the condition, the reason and the spec text behind
 normops's side, and checks its evidence on the case itself.
 
 Adding an operator is one generator function registered with
-:func:`generator`; the registry (``normops._registry``) decides whether it
+:func:`generator` in ``normops_tools/cases/randomized.py`` (the one registry
+of cases, which the tests and the benchmark share); the registry (``normops._registry``) decides whether it
 runs: a generator whose operator is not served waits, and a served operator
 without a generator is reported as such.
 
 ``onnx`` and ``onnxruntime`` are optional: imported when a case runs.
 
 The modules: ``comparison`` (statuses, bounds, how two outputs compare),
-``cases`` (the generators and the cases), ``differences`` (the documented
+``differences`` (the documented
 disagreements), ``runner`` (a case through both runtimes, classified) and
 ``report`` (the report and the command line).
 """
 
-from . import cases, comparison, differences, report, runner
-from .cases import GENERATORS, Case, Gen, Generator, generator, make_cases, n_outputs_of, schema_dtypes
+from . import comparison, differences, report, runner
+from normops_tools.cases.randomized import GENERATORS, Case, Gen, Generator, generator, make_cases, n_outputs_of, schema_dtypes
 from .comparison import (BOUND, DOCUMENTED, FAIL, FLOAT64_AGREEMENT, FLOATS, INTS, MODES, NEAR_FLOAT64, NOT_SERVED,
                          ORT_FAILS, PASS, bound_for, compare_outputs)
 from .differences import (DOCUMENTED_DIFFERENCES, NAN_DIFFERENCES, OPEN_DISAGREEMENTS, Documented,
@@ -48,7 +49,7 @@ from .report import BEGIN, END, Report, extract_section, main, replace_section, 
 from .runner import Result, run_case, run_ort
 
 __all__ = [
-    "cases", "comparison", "differences", "report", "runner",
+    "comparison", "differences", "report", "runner",
     "GENERATORS", "Case", "Gen", "Generator", "generator", "make_cases", "n_outputs_of", "schema_dtypes",
     "BOUND", "DOCUMENTED", "FAIL", "FLOAT64_AGREEMENT", "FLOATS", "INTS", "MODES", "NEAR_FLOAT64", "NOT_SERVED",
     "ORT_FAILS", "PASS", "bound_for", "compare_outputs",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from normops_tools.cases.randomized import FLOATS, INTS  # noqa: F401 - the dtypes cases are made in
+
 
 MODES = ("exact", "fast")
 BOUND = 1e-4
@@ -17,9 +19,6 @@ ORT_FAILS = "ORT does not run"
 NOT_SERVED = "normops does not serve"
 FAIL = "failure"
 _ORDER = (PASS, NOT_SERVED, ORT_FAILS, DOCUMENTED, FAIL)
-
-FLOATS = ("float32", "float64", "float16", "bfloat16")
-INTS = ("int32", "int64")
 
 
 def _onnx():
@@ -35,14 +34,6 @@ def _onnx():
             "packages: pip install 'normops[test]'"
         ) from exc
     return onnx, onnxruntime
-
-
-def _dtype(name: str) -> np.dtype:
-    if name == "bfloat16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
 
 
 def bound_for(dtype: np.dtype) -> float:

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import n_outputs_of
+from normops_tools.cases.randomized import n_outputs_of
 from .comparison import FLOAT64_AGREEMENT, PASS, bound_for, compare_outputs, _onnx
 
 

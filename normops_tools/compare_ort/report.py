@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .._markdown import table
-from .cases import GENERATORS, _versions, make_cases
+from normops_tools.cases.randomized import GENERATORS, _versions, make_cases
 from .comparison import DOCUMENTED, FAIL, MODES, NEAR_FLOAT64, NOT_SERVED, ORT_FAILS, PASS, _ORDER, _onnx
 from .differences import DOCUMENTED_DIFFERENCES, NAN_DIFFERENCES, OPEN_DISAGREEMENTS
 from .runner import run_case

@@ -8,9 +8,9 @@ import re
 
 import numpy as np
 
-from .cases import Case, n_outputs_of
+from normops_tools.cases.randomized import Case, dtype_named, n_outputs_of
 from .comparison import (DOCUMENTED, FAIL, FLOAT32_AGREEMENT, FLOAT64_AGREEMENT, MODES, NEAR_FLOAT64, NOT_SERVED,
-                         ORT_FAILS, PASS, _dtype, _onnx, bound_for, compare_outputs)
+                         ORT_FAILS, PASS, _onnx, bound_for, compare_outputs)
 from .differences import _NAN_CATEGORY, _has_stash_type, _stash_double, documented_difference, open_disagreement
 
 
@@ -62,7 +62,7 @@ def run_ort(case: Case, n_outputs: int):
     feeds = {n: (a.astype(np.float32) if a.dtype.name == "bfloat16" else a)
              for n, a in zip(names, case.inputs) if n}
     outputs = sess.run(None, feeds)
-    return [o.astype(_dtype("bfloat16")) if k in bf16_outputs else o for k, o in enumerate(outputs)]
+    return [o.astype(dtype_named("bfloat16")) if k in bf16_outputs else o for k, o in enumerate(outputs)]
 
 
 def _bfloat16_through_float32(model):

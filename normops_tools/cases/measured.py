@@ -1,4 +1,5 @@
-"""The registry of benchmark cases.
+"""The benchmark's cases (the measured half of the one registry of cases,
+`normops_tools.cases`).
 
 A case is one ONNX node at one input shape: the operator, its opset, its
 attributes, the dtypes it is measured in, how its inputs are made from a
@@ -458,15 +459,29 @@ def _torch_log_softmax(torch, tensors, attributes):
     return torch.log_softmax(tensors[0], dim=attributes["axis"])
 
 
+def _np_hardmax(inputs, attributes, acc=np.float32):
+    x = inputs[0]
+    first = np.expand_dims(np.argmax(x, axis=attributes["axis"]), attributes["axis"])
+    y = np.zeros_like(x)
+    np.put_along_axis(y, first, 1, axis=attributes["axis"])
+    return y
+
+
+def _torch_hardmax(torch, tensors, attributes):
+    x, axis = tensors[0], attributes["axis"]
+    return torch.zeros_like(x).scatter_(axis, torch.argmax(x, dim=axis, keepdim=True), 1.0)
+
+
 _SOFTMAX_OPS = {
     "Softmax": ("ops.softmax", _np_softmax, _torch_softmax),
     "LogSoftmax": ("ops.log_softmax", _np_log_softmax, _torch_log_softmax),
+    "Hardmax": ("ops.hardmax", _np_hardmax, _torch_hardmax),
 }
 
 
 def softmax_case(op_type: str, shape: Sequence[int], *, axis: int = -1,
                  dtypes: Sequence[str] = ("float32",)) -> Case:
-    """Build (without registering) a Softmax / LogSoftmax case (opset 13)."""
+    """Build (without registering) a Softmax / LogSoftmax / Hardmax case (opset 13)."""
     fn, np_fn, torch_fn = _SOFTMAX_OPS[op_type]
     shape = tuple(int(d) for d in shape)
 
@@ -491,6 +506,7 @@ for _op in ("Softmax", "LogSoftmax"):
                 register(softmax_case(_op, (_rows, _w)))
 # the tail-latency case measured with one core busy (fast Softmax)
 register(softmax_case("Softmax", (256, 1024)))
+register(softmax_case("Hardmax", (256, 1024)))
 
 def _np_sigmoid(inputs, attributes, acc=np.float32):
     x = inputs[0].astype(acc)

@@ -9,7 +9,18 @@ from typing import Callable
 
 import numpy as np
 
-from .comparison import FLOATS, INTS, _dtype, _onnx
+
+FLOATS = ("float32", "float64", "float16", "bfloat16")
+INTS = ("int32", "int64")
+
+
+def dtype_named(name: str) -> np.dtype:
+    """The NumPy dtype of a dtype name, bfloat16 (ml_dtypes) included."""
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -463,6 +474,8 @@ def schema_dtypes(gen: Generator, version: int) -> tuple:
     candidates = tuple(gen.dtypes(version))
     if gen.domain not in ("", "ai.onnx"):
         return candidates
+    from normops_tools.compare_ort.comparison import _onnx  # onnx only when asked
+
     onnx, _ = _onnx()
     try:
         schema = onnx.defs.get_schema(gen.op_type, version, gen.domain)
@@ -486,7 +499,7 @@ def make_cases(gen: Generator, seed: int, per_op: int, *, versions=None, dtypes=
             if dtypes is not None and dtype_name not in dtypes:
                 continue
             try:
-                dtype = _dtype(dtype_name)
+                dtype = dtype_named(dtype_name)
             except ImportError:
                 continue
             for i in range(per_op):
