@@ -3,6 +3,8 @@ has random cases (the tests and compare-ort draw them) and measured ones
 (the benchmark's), and each measured case's NumPy expression, the peer the
 benchmark times and checks the accuracy of every runtime against, computes
 what normops computes."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -25,8 +27,7 @@ def test_every_served_operator_has_cases_of_both_kinds():
 def test_an_unregistered_operator_shows_as_missing():
     key = ("", "NotAnOperator")
     case = cases.measured.softmax_case("Softmax", (2, 8))
-    cases.CASES["not_an_operator"] = case.__class__(**dict(vars(case), name="not_an_operator",
-                                                            op_type="NotAnOperator"))
+    cases.CASES["not_an_operator"] = dataclasses.replace(case, name="not_an_operator", op_type="NotAnOperator")
     try:
         entry = cases.operators()[key]
         assert entry.generator is None and entry.measured == ("not_an_operator",)

@@ -61,11 +61,7 @@ cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nog
     maximum and a search for it took twice as long."""
     cdef int has_nan = 0
     cdef floating m
-    cdef Py_ssize_t first_max
-    if floating is float:
-        first_max = normops_argscan_f32(x, n, 0, 0, 1, &m, &has_nan)
-    else:
-        first_max = normops_argscan_f64(x, n, 0, 0, 1, &m, &has_nan)
+    cdef Py_ssize_t first_max = argscan(x, n, False, False, True, &m, &has_nan)
     memset(y, 0, n * sizeof(floating))  # after the scan: y may be x
     if not has_nan:
         y[first_max] = 1

@@ -40,8 +40,9 @@ disagreements), ``runner`` (a case through both runtimes, classified) and
 """
 
 from . import comparison, differences, report, runner
-from normops_tools.cases.randomized import GENERATORS, Case, Gen, Generator, generator, make_cases, n_outputs_of, schema_dtypes
-from .comparison import (BOUND, DOCUMENTED, FAIL, FLOAT64_AGREEMENT, FLOATS, INTS, MODES, NEAR_FLOAT64, NOT_SERVED,
+from normops_tools.cases.randomized import (FLOATS, GENERATORS, INTS, Case, Gen, Generator, generator, make_cases,
+                                            n_outputs_of, schema_dtypes)
+from .comparison import (BOUND, DOCUMENTED, FAIL, FLOAT64_AGREEMENT, MODES, NEAR_FLOAT64, NOT_SERVED,
                          ORT_FAILS, PASS, bound_for, compare_outputs)
 from .differences import (DOCUMENTED_DIFFERENCES, NAN_DIFFERENCES, OPEN_DISAGREEMENTS, Documented,
                           documented_difference, open_disagreement)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from normops_tools.cases.randomized import FLOATS, INTS  # noqa: F401 - the dtypes cases are made in
-
 
 MODES = ("exact", "fast")
 BOUND = 1e-4
