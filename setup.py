@@ -1,10 +1,11 @@
 """Build the normops kernels once per instruction-set level.
 
-The same Cython sources (``normops/_kernels/*.pxi``) are compiled into one
-extension module per ISA level (``isa_baseline``, ``isa_avx2``,
-``isa_avx512``); ``normops._isa`` picks one at import time. The routes to
-the kernels (``routes.pyx``), which depend on no instruction set, are
-compiled once. Every build uses
+The kernels' nogil loops (``normops/_kernels/kernels.pxi`` and what it
+includes) are compiled into one extension module per ISA level
+(``isa_baseline``, ``isa_avx2``, ``isa_avx512``); ``normops._isa`` picks one
+at import time. The routes to them (``routes.pyx``: every entry point, its
+checks and outputs), which depend on no instruction set, are compiled
+once. Every build uses
 ``-ffp-contract=off`` (no fused multiply-add) and never ``-ffast-math``: the
 exact kernels depend on IEEE rounding of each operation.
 """

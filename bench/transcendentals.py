@@ -35,8 +35,9 @@ CLOCK = time.perf_counter_ns
 
 
 def load_other_build(directory, level):
-    """The kernel module of ISA level `level` from another build's files,
-    under a name of its own (its init function keeps the file's name)."""
+    """The kernel build of ISA level `level` from another build's files
+    (of the same table layout), its module under a name of its own (its
+    init function keeps the file's name)."""
     paths = glob.glob(f"{directory}/isa_{level}.cpython-*.so") + glob.glob(f"{directory}/isa_{level}.*.pyd")
     if not paths:
         raise SystemExit(f"--against: no isa_{level} module in {directory}")
@@ -45,7 +46,8 @@ def load_other_build(directory, level):
     spec = importlib.util.spec_from_file_location(name, paths[0], loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
-    return module
+    isa.routes.share_team_state(module)
+    return isa.routes.KernelBuild(module)
 
 
 def interleaved_median_ns(fns, n, repeat):

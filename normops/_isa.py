@@ -58,8 +58,13 @@ def available_levels():
     return levels
 
 
+#: the builds loaded so far, by level (one per level: load(level) is load(level))
+_builds = {}
+
+
 def load(level):
-    """The kernel module of one level (which must be runnable here)."""
+    """The kernel build of one level (which must be runnable here): a
+    ``routes.KernelBuild``, whose methods are the build's entry points."""
     if level == "generic":
         level = "baseline"
     if level not in LEVELS:
@@ -69,11 +74,14 @@ def load(level):
         raise UnsupportedError(
             f"{ENV_VAR}: ISA level {level!r} is not available on this CPU or build; "
             f"available: {', '.join(runnable)}")
-    module = importlib.import_module(_module_name(level))
-    # one thread budget and one set of figures per process, whichever
-    # builds are loaded
-    routes.share_team_state(module)
-    return module
+    build = _builds.get(level)
+    if build is None:
+        module = importlib.import_module(_module_name(level))
+        # one thread budget and one set of figures per process, whichever
+        # builds are loaded
+        routes.share_team_state(module)
+        build = _builds[level] = routes.KernelBuild(module)
+    return build
 
 
 #: freed large outputs kept for the next ones (placed_alloc.h, in the
@@ -100,7 +108,7 @@ def _select():
     return load(available_levels()[-1])
 
 
-#: The kernel module every call uses.
+#: The kernel build every call uses.
 kernels = _select()
 routes.use_kernels(kernels)
 routes.set_output_cache_bytes(_output_cache_bytes)
@@ -122,8 +130,8 @@ def use(level):
         switch_to(previous)
 
 
-def switch_to(module):
+def switch_to(build):
     """Make a loaded kernel build the one every call and route uses."""
     global kernels
-    kernels = module
-    routes.use_kernels(module)
+    kernels = build
+    routes.use_kernels(build)

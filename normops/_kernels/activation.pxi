@@ -34,16 +34,13 @@ cdef void sigmoid_chunk(const void* x, void* y, Storage storage, float* wide, Py
         narrow_rows(wide, y, storage, start, n)
 
 
-cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
-    """Sigmoid of the contiguous float32/float64/float16/bfloat16 array x
-    into y of the same dtype, in chunks of 16384 elements (element-wise:
-    the bits never depend on threads)."""
+cdef int sigmoid_loop(const void* px, void* py, Storage storage, Py_ssize_t n, bint fast,
+                      int n_threads) noexcept nogil:
+    """Sigmoid of n contiguous elements of any storage, in chunks of
+    ROW_CHUNK_ELEMENTS (element-wise: the bits never depend on threads);
+    -1 when the scratch rows of float16/bfloat16 could not be had.
+    Its entry point, which checks the arrays: activation_entry.pxi."""
     cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
-    cdef Storage storage = storage_of(x, "x")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
-    check_array(x, t, n, False, "x")
-    check_array(y, t, n, True, "y")
     cdef Py_ssize_t chunks = (n + ROW_CHUNK_ELEMENTS - 1) // ROW_CHUNK_ELEMENTS, c, start
     cdef int threads = threads_for_chunks(n_threads, chunks, ROW_CHUNK_ELEMENTS, n,
                                           map_family(fast and storage != STORE_FLOAT64))
@@ -53,42 +50,22 @@ cpdef object sigmoid_flat(object x, object y, bint fast, int n_threads):
     if narrow:
         wide = <float*>malloc(max(threads, 1) * min(n, ROW_CHUNK_ELEMENTS) * sizeof(float) + 4)
         if wide == NULL:
-            raise MemoryError()
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    cdef PyThreadState* saved
-    if threads <= 1 and not narrow:
-        saved = gil_release(n)
+            return -1
+    if threads <= 1:
         serial_begin()
-        sigmoid_chunk(px, py, storage, wide, 0, n, fast, stream)
+        for c in range(chunks if narrow else 1):
+            start = c * ROW_CHUNK_ELEMENTS
+            sigmoid_chunk(px, py, storage, wide, start, min(ROW_CHUNK_ELEMENTS, n - start) if narrow else n,
+                          fast, stream)
         serial_end()
-        gil_restore(saved)
-        return None
-    with nogil:
-        if threads <= 1:
-            serial_begin()
-            for c in range(chunks):
-                start = c * ROW_CHUNK_ELEMENTS
-                sigmoid_chunk(px, py, storage, wide, start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
-            serial_end()
-        else:
-            threads = team_take(threads, n_threads)
-            for c in prange(chunks, schedule="dynamic", num_threads=threads):
-                normops_team_claims(claimed)
-                start = c * ROW_CHUNK_ELEMENTS
-                sigmoid_chunk(px, py, storage,
-                              wide + omp_get_thread_num() * ROW_CHUNK_ELEMENTS if narrow else NULL,
-                              start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
-            team_release(threads)
+    else:
+        threads = team_take(threads, n_threads)
+        for c in prange(chunks, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
+            start = c * ROW_CHUNK_ELEMENTS
+            sigmoid_chunk(px, py, storage,
+                          wide + omp_get_thread_num() * ROW_CHUNK_ELEMENTS if narrow else NULL,
+                          start, min(ROW_CHUNK_ELEMENTS, n - start), fast, stream)
+        team_release(threads)
     free(wide)
-
-
-cpdef object sigmoid_direct(object x, bint fast, int n_threads):
-    """ONNX Sigmoid of x, the thread count and flavour settled, when x is a
-    non-empty, aligned, native, C-contiguous float32 or float64 ndarray (or
-    float16, where the build converts it itself); else None."""
-    if fast_storage(x) < 0 or cnp.PyArray_SIZE(<cnp.ndarray>x) == 0:
-        return None
-    cdef cnp.ndarray y = kernel_output_like(<cnp.ndarray>x)
-    sigmoid_flat(x, y, fast, n_threads)
-    return y
+    return 0

@@ -401,121 +401,40 @@ cdef void arg_run(const argT* x, int64_t* out, Py_ssize_t outer, Py_ssize_t n, P
 
 
 
-# ------------------------------------------------------------ entry points
-
-def arg_reduce(x, out, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint is_min, bint last,
-               bint find_nan, int n_threads):
+cdef int arg_reduce_loop(int element, const void* px, int64_t* po, Py_ssize_t outer, Py_ssize_t n,
+                         Py_ssize_t inner, bint is_min, bint last, bint find_nan, int n_threads) noexcept nogil:
     """ArgMax (ArgMin when is_min) of the outer x n x inner array x along n
-    into the int64 array out (outer x inner). last: select_last_index;
-    find_nan: NumPy's rule (the first NaN wins) instead of ONNX's (NaN never
-    wins unless first). x: float32/64 or any 8..64-bit integer type."""
-    outer_n_inner_check(outer, n, inner)
-    if not isinstance(x, cnp.ndarray):
-        raise TypeError("kernel argument 'x' must be an ndarray")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    check_array(x, t, shape_size(outer, n, inner), False, "x")
-    check_array(out, cnp.NPY_INT64, shape_size(outer, inner), True, "out")
-    cdef str code = x.dtype.kind + str(x.dtype.itemsize)
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
-    cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
-    # per block: value (<= 8 bytes), index and flag (row layout), or a value
-    # and an int32 index per output (long column layout)
-    cdef Py_ssize_t per_block = 24 if (inner <= 1 or n < LONG_TERMS) else max(24, 12 * outer * inner)
-    cdef void* scratch = malloc(max(blocks, 1) * per_block)
-    if scratch == NULL:
-        raise MemoryError()
-    try:
-        if code == "f4":
-            with nogil:
-                arg_run(<const float*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
-        elif code == "f8":
-            with nogil:
-                arg_run(<const double*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
-        elif code == "i1":
-            with nogil:
-                arg_run(<const int8_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        elif code == "i2":
-            with nogil:
-                arg_run(<const int16_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        elif code == "i4":
-            with nogil:
-                arg_run(<const int32_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        elif code == "i8":
-            with nogil:
-                arg_run(<const int64_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        elif code == "u1":
-            with nogil:
-                arg_run(<const uint8_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        elif code == "u2":
-            with nogil:
-                arg_run(<const uint16_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        elif code == "u4":
-            with nogil:
-                arg_run(<const uint32_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        elif code == "u8":
-            with nogil:
-                arg_run(<const uint64_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
-        else:
-            raise TypeError(f"arg_reduce does not take {x.dtype}")
-    finally:
-        free(scratch)
-
-
-
-
-# ------------------------------------------------------------ per-call routes
-# One call from the front layer for the common case: a plain float32/float64
-# array (is_plain_float, reduction.pxi) and a Python int axis in range. None for
-# anything else: the front layer's general path then checks and computes it.
-
-def arg_direct(x, axis, bint keepdims, bint is_min, bint last, bint find_nan, int n_threads, bint scalar):
-    """ArgMax (ArgMin when is_min) of a plain, non-empty x of rank >= 1
-    along ``axis`` (None: the flattened array) as int64 in the result's
-    shape (keepdims: the axis kept as 1, every axis with None); a 0-d
-    result as a NumPy scalar when ``scalar``."""
-    if not is_plain_float(x):
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int nd = cnp.PyArray_NDIM(a), i, k, out_nd = 0
-    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
-    cdef cnp.npy_intp dims[64]
-    cdef Py_ssize_t size = cnp.PyArray_SIZE(a), outer = 1, n, inner = 1
-    if nd == 0 or size == 0:
-        return None
-    if axis is None:
-        n = size
-        if keepdims:
-            for i in range(nd):
-                dims[i] = 1
-            out_nd = nd
-    else:
-        k = plain_axis(axis, nd)
-        if k < 0:
-            return None
-        n = shape[k]
-        for i in range(nd):
-            if i < k:
-                outer *= shape[i]
-            elif i > k:
-                inner *= shape[i]
-            if i != k or keepdims:
-                dims[out_nd] = 1 if i == k else shape[i]
-                out_nd += 1
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, cnp.NPY_INT64, 0)
-    cdef void* px = cnp.PyArray_DATA(a)
-    cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(out)
+    into out (outer x inner), for an element type of kernel_codes.h
+    (find_nan: float32/float64 only); -1 when the blocks of a long
+    sequence could not be had. Its entry points, which check the arrays:
+    arg_reduce_entry.pxi."""
     cdef Py_ssize_t blocks = (n + BLOCK_TERMS - 1) // BLOCK_TERMS
     cdef void* scratch = NULL
-    if n >= LONG_TERMS:  # the blocks' results (see arg_reduce)
+    if n >= LONG_TERMS:
+        # per block: value (<= 8 bytes), index and flag (row layout), or a
+        # value and an int32 index per output (long column layout)
         scratch = malloc(blocks * (24 if inner <= 1 else max(24, 12 * outer * inner)))
         if scratch == NULL:
-            raise MemoryError()
-    cdef PyThreadState* saved = gil_release(outer * n * inner)
-    if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32:
+            return -1
+    if element == ELEMENT_FLOAT32:
         arg_run(<const float*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
-    else:
+    elif element == ELEMENT_FLOAT64:
         arg_run(<const double*>px, po, outer, n, inner, is_min, last, find_nan, n_threads, scratch)
-    gil_restore(saved)
+    elif element == ELEMENT_INT8:
+        arg_run(<const int8_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+    elif element == ELEMENT_INT16:
+        arg_run(<const int16_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+    elif element == ELEMENT_INT32:
+        arg_run(<const int32_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+    elif element == ELEMENT_INT64:
+        arg_run(<const int64_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+    elif element == ELEMENT_UINT8:
+        arg_run(<const uint8_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+    elif element == ELEMENT_UINT16:
+        arg_run(<const uint16_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+    elif element == ELEMENT_UINT32:
+        arg_run(<const uint32_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
+    else:
+        arg_run(<const uint64_t*>px, po, outer, n, inner, is_min, last, False, n_threads, scratch)
     free(scratch)
-    return scalar_or_array(out, scalar)
+    return 0

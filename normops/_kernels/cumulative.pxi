@@ -239,104 +239,28 @@ cdef void cum_run(const cumT* x, cumT* y, Py_ssize_t outer, Py_ssize_t n, Py_ssi
         team_release(threads)
 
 
-cdef int cum_typed(int code, void* px, void* py, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+cdef int cum_typed(int element, const void* px, void* py, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
                    bint exclusive, bint reverse, int n_threads, cumOp* op) noexcept nogil:
-    """cum_run for the element type code (0: float32, 1: float64, 2: uint32,
-    3: uint64); -1 for any other code."""
-    if code == 0:
+    """cum_run for one element type."""
+    if element == ELEMENT_FLOAT32:
         cum_run(<const float*>px, <float*>py, outer, n, inner, exclusive, reverse, n_threads, op)
-    elif code == 1:
+    elif element == ELEMENT_FLOAT64:
         cum_run(<const double*>px, <double*>py, outer, n, inner, exclusive, reverse, n_threads, op)
-    elif code == 2:
+    elif element == ELEMENT_UINT32:
         cum_run(<const uint32_t*>px, <uint32_t*>py, outer, n, inner, exclusive, reverse, n_threads, op)
-    elif code == 3:
+    elif element == ELEMENT_UINT64:
         cum_run(<const uint64_t*>px, <uint64_t*>py, outer, n, inner, exclusive, reverse, n_threads, op)
     else:
         return -1
     return 0
 
 
-# ------------------------------------------------------------ entry points
-
-def cumulate(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint multiply, bint exclusive,
-             bint reverse, int n_threads):
+cdef int cumulate_loop(int element, const void* px, void* py, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                       bint multiply, bint exclusive, bint reverse, int n_threads) noexcept nogil:
     """CumSum (CumProd when multiply) of the outer x n x inner array x along
-    n into y (same dtype: float32, float64, uint32 or uint64; signed
-    integers are passed as their unsigned view)."""
-    outer_n_inner_check(outer, n, inner)
-    if not isinstance(x, cnp.ndarray):
-        raise TypeError("kernel argument 'x' must be an ndarray")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    check_array(x, t, shape_size(outer, n, inner), False, "x")
-    check_array(y, t, shape_size(outer, n, inner), True, "y")
-    cdef int code = {"f4": 0, "f8": 1, "u4": 2, "u8": 3}.get(x.dtype.kind + str(x.dtype.itemsize), -1)
-    if code < 0:
-        raise TypeError(f"cumulate does not take {x.dtype}")
-    if outer * n * inner == 0:
-        return
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    with nogil:
-        if multiply:
-            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumMul*>NULL)
-        else:
-            cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
-
-
-
-# ------------------------------------------------------------ per-call routes
-# One call from the front layer for the common case (see arg_reduce.pxi).
-
-cpdef object cum_direct(object x, object axis, bint exclusive, bint reverse, bint multiply, int n_threads):
-    """CumSum (CumProd when multiply) of a plain, non-empty x of rank >= 1
-    along ``axis``: a Python int, a 0-d or one-element int32/int64 ndarray
-    (ONNX's input), or None (the flattened array, as NumPy's cumsum)."""
-    if not is_plain_float(x):
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int nd = cnp.PyArray_NDIM(a), i, k, t
-    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
-    cdef Py_ssize_t size = cnp.PyArray_SIZE(a), outer = 1, n, inner = 1
-    cdef cnp.npy_intp flat = size
-    cdef long v
-    cdef cnp.ndarray y
-    if nd == 0 or size == 0:
-        return None
-    if axis is None:
-        n = size
-        y = cnp.PyArray_EMPTY(1, &flat, cnp.PyArray_TYPE(a), 0) if nd != 1 else placed_like(a)
-    else:
-        if type(axis) is cnp.ndarray:
-            t = cnp.PyArray_TYPE(<cnp.ndarray>axis)
-            if (t != cnp.NPY_INT64 and t != cnp.NPY_INT32) or cnp.PyArray_NDIM(<cnp.ndarray>axis) > 1 \
-                    or cnp.PyArray_SIZE(<cnp.ndarray>axis) != 1 or not cnp.PyArray_ISALIGNED(<cnp.ndarray>axis) \
-                    or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>axis):
-                return None
-            if t == cnp.NPY_INT64:
-                v = (<const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>axis))[0]
-            else:
-                v = (<const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>axis))[0]
-            if not -nd <= v < nd:
-                return None
-            k = <int>(v + nd if v < 0 else v)
-        else:
-            k = plain_axis(axis, nd)
-            if k < 0:
-                return None
-        n = shape[k]
-        for i in range(nd):
-            if i < k:
-                outer *= shape[i]
-            elif i > k:
-                inner *= shape[i]
-        y = placed_like(a)
-    cdef void* px = cnp.PyArray_DATA(a)
-    cdef void* py = cnp.PyArray_DATA(y)
-    cdef int code = 0 if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32 else 1
-    cdef PyThreadState* saved = gil_release(outer * n * inner)
+    n into y, for the element types float32, float64, uint32 and uint64
+    (signed integers as their unsigned view); -1 for any other. Its entry
+    points, which check the arrays: cumulative_entry.pxi."""
     if multiply:
-        cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumMul*>NULL)
-    else:
-        cum_typed(code, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)
-    gil_restore(saved)
-    return y
+        return cum_typed(element, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumMul*>NULL)
+    return cum_typed(element, px, py, outer, n, inner, exclusive, reverse, n_threads, <CumAdd*>NULL)

@@ -410,11 +410,7 @@ NORMOPS_MAPS(erf64, double)
 NORMOPS_MAPS(tanh64, double)
 NORMOPS_MAPS(tanh32_fast, float)
 
-/* One entry for the Cython maps (numbers after transcendental.h's). */
-enum normops_etfunc {
-    NORMOPS_T_ERF32 = 16, NORMOPS_T_TANH32, NORMOPS_T_ERF64, NORMOPS_T_TANH64,
-    NORMOPS_T_ERF32_FAST, NORMOPS_T_TANH32_FAST
-};
+/* One entry for the Cython maps (the numbers: kernel_codes.h). */
 
 static inline void normops_etfunc_map(int which, const void* x, void* y, ptrdiff_t n) {
 #define NORMOPS_CASE(tag, f, T)                                                     \

@@ -1,16 +1,9 @@
 # Gelu, com.microsoft BiasGelu and normops' own erf/tanh (gelu.h,
 # erf_tanh.h; docs/transcendentals.md, docs/exactness.md). Element-wise, in
 # chunks of ROW_CHUNK_ELEMENTS elements, one chunk per thread turn: the bits
-# never depend on the threads.
+# never depend on the threads. Their entry points: gelu_entry.pxi.
 
 cdef extern from "gelu.h" nogil:
-    enum normops_etfunc:
-        NORMOPS_T_ERF32
-        NORMOPS_T_TANH32
-        NORMOPS_T_ERF64
-        NORMOPS_T_TANH64
-        NORMOPS_T_ERF32_FAST
-        NORMOPS_T_TANH32_FAST
     void normops_etfunc_map(int which, const void* x, void* y, Py_ssize_t n)
     void normops_gelu_segment_f32(const float* x, const float* b, Py_ssize_t cols, float* y,
                                   Py_ssize_t start, Py_ssize_t length, int kind, int fast)
@@ -56,70 +49,9 @@ cdef void elementwise_chunks(ElementwiseOp op, const char* x, const char* b, Py_
     team_release(threads)
 
 
-cdef int run_etfunc(int which, object x, object out, int typenum, int n_threads, bint scalar) except -1:
-    if not isinstance(x, cnp.ndarray):
-        raise TypeError("kernel argument 'x' must be an ndarray")
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
-    check_array(x, typenum, n, False, "x")
-    check_array(out, typenum, n, True, "out")
-    cdef const char* px = <const char*>cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef char* py = <char*>cnp.PyArray_DATA(<cnp.ndarray>out)
-    if scalar:
-        which |= NORMOPS_T_SCALAR
-    with nogil:
-        elementwise_chunks(EW_ETFUNC, px, NULL, n, py, n, 4 if typenum == cnp.NPY_FLOAT32 else 8,
-                           which, False, n_threads)
-    return 0
-
-
-def erf32_into(x, out, int n_threads=1, bint scalar=False):
-    """out = erf32(x) (float32 contiguous arrays of one size; out may be x):
-    faithful (below 1 ulp, float32 arithmetic, proven over every input).
-    ``scalar``: the one-at-a-time loop."""
-    run_etfunc(NORMOPS_T_ERF32, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
-
-
-def tanh32_into(x, out, int n_threads=1, bint scalar=False):
-    """out = tanh32(x): faithful, within 0.5 + 2^-26 ulp (see erf32_into)."""
-    run_etfunc(NORMOPS_T_TANH32, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
-
-
-def erf64_into(x, out, int n_threads=1, bint scalar=False):
-    """out = erf64(x): float64, about one ulp."""
-    run_etfunc(NORMOPS_T_ERF64, x, out, cnp.NPY_FLOAT64, n_threads, scalar)
-
-
-def tanh64_into(x, out, int n_threads=1, bint scalar=False):
-    """out = tanh64(x): float64, about one ulp."""
-    run_etfunc(NORMOPS_T_TANH64, x, out, cnp.NPY_FLOAT64, n_threads, scalar)
-
-
-def erf32_fast_into(x, out, int n_threads=1, bint scalar=False):
-    """out = the fast flavour's erf (float32 arithmetic, about 2 ulp)."""
-    run_etfunc(NORMOPS_T_ERF32_FAST, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
-
-
-def tanh32_fast_into(x, out, int n_threads=1, bint scalar=False):
-    """out = the fast flavour's tanh (float32 arithmetic, about 2 ulp)."""
-    run_etfunc(NORMOPS_T_TANH32_FAST, x, out, cnp.NPY_FLOAT32, n_threads, scalar)
-
-
-cpdef object gelu_flat(object x, object b, object y, bint tanh, bint fast, int n_threads):
-    """y = Gelu(x) (b None) or Gelu(x + b), b added to every row of len(b)
-    elements; contiguous float32/float64 arrays of one dtype."""
-    cdef int t = float_typenum(x)
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x), cols = n
-    check_array(x, t, n, False, "x")
-    check_array(y, t, n, True, "y")
-    if b is not None:
-        cols = cnp.PyArray_SIZE(<cnp.ndarray>b)
-        check_array(b, t, cols, False, "b")
-        if cols < 1 or n % cols:
-            raise ValueError("gelu_flat: the size of x must be a multiple of the size of b")
-    cdef const char* px = <const char*>cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef const char* pb = <const char*>data_or_null(b)
-    cdef char* py = <char*>cnp.PyArray_DATA(<cnp.ndarray>y)
-    cdef PyThreadState* saved = gil_release(n)
-    elementwise_chunks(EW_GELU32 if t == cnp.NPY_FLOAT32 else EW_GELU64, px, pb, cols, py, n,
-                       4 if t == cnp.NPY_FLOAT32 else 8, 1 if tanh else 0, fast, n_threads)
-    gil_restore(saved)
+cdef void gelu_loop(const char* x, const char* b, Py_ssize_t cols, char* y, Py_ssize_t n, bint is_float32,
+                    bint tanh, bint fast, int n_threads) noexcept nogil:
+    """y = Gelu(x) (b NULL) or Gelu(x + b), b added to every row of cols
+    elements; its entry point, which checks the arrays: gelu_entry.pxi."""
+    elementwise_chunks(EW_GELU32 if is_float32 else EW_GELU64, x, b, cols, y, n, 4 if is_float32 else 8,
+                       1 if tanh else 0, fast, n_threads)

@@ -1,12 +1,11 @@
 # Kernel sources shared by every ISA build (isa_*.pyx include this file).
 #
-# Entry points are plain Python functions taking ndarrays: the front layer
-# (normops/_validate.py) has already made every array native-endian,
-# C-contiguous and of the right dtype, but the checks below are repeated
-# (they are a few pointer reads) so that a misuse raises instead of crashing.
+# A build holds only noexcept nogil loops on pointers and sizes, offered
+# through one table (KernelTable, filled at the end of this file). Their
+# entry points, which take the ndarrays, check them and place the outputs,
+# are in the routes module (routes.pyx, the <family>_entry.pxi files),
+# compiled once.
 
-cimport numpy as cnp
-from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
 from normops._kernels.shim cimport (
@@ -20,12 +19,8 @@ from normops._kernels.shim cimport (
     normops_team_note_region_end, normops_plan_drop, normops_claim_slot, normops_team_claims,
 )
 from cpython.pycapsule cimport PyCapsule_New
-from normops._kernels.routes cimport placed_like, placed_empty, kernel_output_like
-from normops._kernels.kernel_table cimport (
-    KernelTable, KERNEL_TABLE_NAME, RowDivisor, DIVIDE_BY_STD, DIVIDE_BY_L1, DIVIDE_BY_L2, is_plain_float, dims_product,
-)
+from normops._kernels.kernel_table cimport *  # the table, its codes and layouts
 
-cnp.import_array()
 
 # The specification's chunks, tiles and long sequences (docs/specification.md
 # §11.2-§11.4, §12, §14.1): one copy, in spec_constants.h (normops/_spec.py
@@ -47,34 +42,6 @@ cdef Py_ssize_t SIDE_BY_SIDE_BYTES = 16384
 # range) stays in the cache: its last step takes the separately compiled
 # loop (normalization.pxi, normalize_apply).
 cdef Py_ssize_t APPLY_IN_CACHE_BYTES = 1 << 20
-# BatchNormalization inference: planes shorter than this run as one row per
-# sample with a segment per channel (fewer, longer rows; same bits).
-cdef Py_ssize_t BATCH_PLANE_ELEMENTS = 256
-
-
-# The GIL. Releasing and taking it back costs two mutex operations, about
-# 0.07 µs, a twentieth of a call on a 4x8 input; so, as NumPy does for its
-# loops (NPY_BEGIN_THREADS_THRESHOLDED, 500 elements), a kernel call on
-# fewer elements keeps it. Only around calls of noexcept nogil functions:
-# nothing between gil_release and gil_restore touches a Python object.
-cdef extern from "Python.h":
-    ctypedef struct PyThreadState
-    PyThreadState* PyEval_SaveThread()
-    void PyEval_RestoreThread(PyThreadState* state)
-
-cdef Py_ssize_t GIL_KEPT_BELOW_ELEMENTS = 500
-
-
-cdef inline PyThreadState* gil_release(Py_ssize_t elements) noexcept:
-    """Release the GIL for a kernel call on this many elements, unless they
-    are too few to be worth it (NULL: kept)."""
-    return PyEval_SaveThread() if elements >= GIL_KEPT_BELOW_ELEMENTS else NULL
-
-
-cdef inline void gil_restore(PyThreadState* saved) noexcept:
-    """Take back the GIL that gil_release released, if it did."""
-    if saved != NULL:
-        PyEval_RestoreThread(saved)
 
 
 cdef inline int map_family(bint fast) noexcept nogil:
@@ -163,7 +130,6 @@ cdef inline int threads_for(int requested, Py_ssize_t chunks, Py_ssize_t element
 include "storage.pxi"
 include "sum16.pxi"
 include "normalization.pxi"
-include "normalization_api.pxi"
 include "row_divide.pxi"
 include "transcendental.pxi"
 include "arg_reduce.pxi"  # before softmax.pxi: Hardmax takes its first maximum by the ArgMax scan
@@ -176,35 +142,24 @@ include "gelu.pxi"
 include "transpose.pxi"
 
 
-# ---------------------------------------------------- the routes' entry points
-# The routes module (routes.pyx: named.pxi, route.pxi), compiled once, calls
-# these kernels of the build chosen at import through this table.
+# ----------------------------------------------------------------- the table
+# The routes module (routes.pyx), compiled once, calls a build's loops
+# through it (kernel_table.pxd says what each entry does).
 
-cdef object table_softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
-    return softmax_direct(x, axis, version, kind, fast, n_threads)
-
-
-cdef object table_sigmoid_direct(object x, bint fast, int n_threads):
-    return sigmoid_direct(x, fast, n_threads)
+cdef void table_divide_float(const float* e, float s, float* out, Py_ssize_t n) noexcept nogil:
+    normops_divide_float_array(e, s, out, n)
 
 
-cdef object table_row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
-    return row_divide(x, y, rows, cols, kind, n_threads)
+cdef void table_function_map(int which, const char* x, char* y, Py_ssize_t n, Py_ssize_t itemsize,
+                             int n_threads) noexcept nogil:
+    if (which & ~NORMOPS_T_SCALAR) < NORMOPS_T_ERF32:
+        map_chunks(which, x, y, n, itemsize, n_threads)
+    else:
+        elementwise_chunks(EW_ETFUNC, x, NULL, n, y, n, itemsize, which, False, n_threads)
 
 
-cdef object table_cum_direct(object x, object axis, bint exclusive, bint reverse, bint multiply, int n_threads):
-    return cum_direct(x, axis, exclusive, reverse, multiply, n_threads)
-
-
-cdef object table_gelu_flat(object x, object b, object y, bint tanh, bint fast, int n_threads):
-    return gelu_flat(x, b, y, tanh, fast, n_threads)
-
-
-cdef object table_row_normalize_nd(object X, object scale, object bias, object axis, object epsilon, bint center,
-                                   bint one_type, bint y_follows_scale, int n_threads, bint want_mean,
-                                   bint want_inv):
-    return row_normalize_nd(X, scale, bias, axis, epsilon, center, one_type, y_follows_scale, n_threads,
-                            want_mean, want_inv)
+cdef void table_function_pairs(int which, const float* x, double* hi, double* lo, Py_ssize_t n) noexcept nogil:
+    normops_tfunc_pairs(which, x, hi, lo, n)
 
 
 cdef void table_use_team_state(void* state) noexcept nogil:
@@ -226,13 +181,57 @@ cdef int table_threads_in_use() noexcept nogil:
     return normops_budget_in_use()
 
 
+cdef Py_ssize_t table_tune(int knob, Py_ssize_t value) noexcept nogil:
+    """Set one of the build's tuning knobs (kernel_table.pxd); the old value."""
+    global STREAM_FROM_BYTES, SHORT_ROWS_ON, DIVIDE_IN_PASS_ON, GROUP_ELEMENTS, LOG_GROUP_ELEMENTS
+    global APPLY_IN_CACHE_BYTES, SIDE_BY_SIDE_BYTES, TRANSPOSE_TILE
+    cdef Py_ssize_t old
+    if knob == KNOB_STREAM_FROM_BYTES:
+        old, STREAM_FROM_BYTES = STREAM_FROM_BYTES, value
+    elif knob == KNOB_SOFTMAX_SHORT_ROWS:
+        old, SHORT_ROWS_ON = SHORT_ROWS_ON, value != 0
+    elif knob == KNOB_SOFTMAX_DIVIDE_IN_PASS:
+        old, DIVIDE_IN_PASS_ON = DIVIDE_IN_PASS_ON, value != 0
+    elif knob == KNOB_SOFTMAX_GROUP_ELEMENTS:
+        old, GROUP_ELEMENTS = GROUP_ELEMENTS, value
+    elif knob == KNOB_LOG_SOFTMAX_GROUP_ELEMENTS:
+        old, LOG_GROUP_ELEMENTS = LOG_GROUP_ELEMENTS, value
+    elif knob == KNOB_APPLY_IN_CACHE_BYTES:
+        old, APPLY_IN_CACHE_BYTES = APPLY_IN_CACHE_BYTES, value
+    elif knob == KNOB_SIDE_BY_SIDE_BYTES:
+        old, SIDE_BY_SIDE_BYTES = SIDE_BY_SIDE_BYTES, value
+    elif knob == KNOB_TRANSPOSE_TILE:
+        old, TRANSPOSE_TILE = TRANSPOSE_TILE, value
+    else:
+        old = -1
+    return old
+
+
 cdef KernelTable TABLE
-TABLE.softmax_direct = table_softmax_direct
-TABLE.sigmoid_direct = table_sigmoid_direct
-TABLE.row_divide = table_row_divide
-TABLE.cum_direct = table_cum_direct
-TABLE.gelu_flat = table_gelu_flat
-TABLE.row_normalize_nd = table_row_normalize_nd
+TABLE.softmax_rows = softmax_rows_loop
+TABLE.softmax_columns = softmax_columns_loop
+TABLE.divide_float = table_divide_float
+TABLE.sigmoid = sigmoid_loop
+TABLE.row_divide = row_divide_loop
+TABLE.lp_columns = lp_columns_loop
+TABLE.row_sums16 = row_sums16_loop
+TABLE.cumulate = cumulate_loop
+TABLE.arg_reduce = arg_reduce_loop
+TABLE.reduce_accumulate = reduce_accumulate_loop
+TABLE.reduce_finish = finish_reduction
+TABLE.reduce_where = where_dispatch
+TABLE.variance = variance_dispatch
+TABLE.gelu = gelu_loop
+TABLE.row_normalize = row_normalize_loop
+TABLE.batch_training = batch_training_loop
+TABLE.function_map = table_function_map
+TABLE.function_pairs = table_function_pairs
+TABLE.function_range = range_chunks
+TABLE.has_long_double_reference = NORMOPS_HAVE_LONG_DOUBLE_REFERENCE
+TABLE.reference_range = reference_chunks
+TABLE.swap_blocks = swap_blocks_loop
+TABLE.sum16_rows = sum16_rows_loop
+TABLE.tune = table_tune
 TABLE.figures_level = NORMOPS_THIS_LEVEL
 TABLE.use_team_state = table_use_team_state
 TABLE.forget_last_team = table_forget_last_team
@@ -241,102 +240,3 @@ TABLE.threads_in_use = table_threads_in_use
 KERNEL_TABLE = PyCapsule_New(&TABLE, KERNEL_TABLE_NAME, NULL)
 
 
-# ----------------------------------------------------------------- checks
-
-cdef int check_array(object a, int typenum, Py_ssize_t size, bint writable, str name) except -1:
-    if not isinstance(a, cnp.ndarray):
-        raise TypeError(f"kernel argument {name!r} must be an ndarray")
-    cdef cnp.ndarray arr = <cnp.ndarray>a
-    if cnp.PyArray_TYPE(arr) != typenum:
-        raise TypeError(f"kernel argument {name!r} has dtype {arr.dtype}")
-    if cnp.PyArray_SIZE(arr) != size:
-        raise ValueError(f"kernel argument {name!r} has {cnp.PyArray_SIZE(arr)} elements, expected {size}")
-    if not cnp.PyArray_IS_C_CONTIGUOUS(arr) or not cnp.PyArray_ISALIGNED(arr) or not cnp.PyArray_ISNOTSWAPPED(arr):
-        raise ValueError(f"kernel argument {name!r} must be aligned, native and C-contiguous")
-    if writable and not cnp.PyArray_ISWRITEABLE(arr):
-        raise ValueError(f"kernel argument {name!r} must be writable")
-    return 0
-
-
-cdef Py_ssize_t shape_size(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=1) except -1:
-    """a * b * c for a kernel's shape arguments, refused when it overflows
-    (a wrapped product could pass check_array and then index past x)."""
-    if a < 0 or b < 0 or c < 0:
-        raise ValueError("kernel shape arguments must be >= 0")
-    cdef object size = <object>a * b * c
-    if size > PY_SSIZE_T_MAX:
-        raise ValueError(f"kernel shape {a} x {b} x {c} is too large")
-    return <Py_ssize_t>size
-
-
-cdef int outer_n_inner_check(Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner) except -1:
-    """The outer x n x inner view of an axis kernel (ArgMax, CumSum, ...)."""
-    if outer < 0 or n < 0 or inner < 0:
-        raise ValueError("outer, n and inner must be >= 0")
-    return 0
-
-
-cdef inline void* data_or_null(object a):
-    return NULL if a is None else cnp.PyArray_DATA(<cnp.ndarray>a)
-
-
-cdef int float_typenum(object x) except -1:
-    if not isinstance(x, cnp.ndarray):
-        raise TypeError("kernel input must be an ndarray")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
-        raise TypeError(f"kernels take float32 or float64, not {x.dtype}")
-    return t
-
-
-# ----------------------------------------------------------- entry points
-
-cdef Storage storage_of(object a, str name) except *:
-    """The storage type of a kernel array argument."""
-    if not isinstance(a, cnp.ndarray):
-        raise TypeError(f"kernel argument {name!r} must be an ndarray")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>a)
-    if t == cnp.NPY_FLOAT32:
-        return STORE_FLOAT32
-    if t == cnp.NPY_FLOAT64:
-        return STORE_FLOAT64
-    if t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16:
-        return STORE_FLOAT16
-    if a.dtype.name == "bfloat16" and a.dtype.itemsize == 2:
-        return STORE_BFLOAT16
-    raise TypeError(f"kernel argument {name!r} has dtype {a.dtype}, which this build does not store")
-
-
-def sum16_rows(x, out, Py_ssize_t rows, Py_ssize_t cols):
-    """out[r] = Sum16(x[r, :]) for a rows x cols matrix (the building block)."""
-    cdef int t = float_typenum(x)
-    check_array(x, t, shape_size(rows, cols), False, "x")
-    check_array(out, t, rows, True, "out")
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
-    cdef Py_ssize_t r
-    with nogil:
-        for r in range(rows):
-            if t == cnp.NPY_FLOAT32:
-                (<float*>po)[r] = sum16(<const float*>px + r * cols, cols)
-            else:
-                (<double*>po)[r] = sum16(<const double*>px + r * cols, cols)
-
-
-def set_apply_in_cache_bytes(Py_ssize_t nbytes):
-    """Change the size of a row range from which the row normalisations'
-    last step keeps its inlined loop (APPLY_IN_CACHE_BYTES; results do not
-    depend on it); returns the old one."""
-    global APPLY_IN_CACHE_BYTES
-    old = APPLY_IN_CACHE_BYTES
-    APPLY_IN_CACHE_BYTES = max(0, nbytes)
-    return old
-
-
-def set_side_by_side_bytes(Py_ssize_t nbytes):
-    """Change the byte budget of a group of rows summed side by side
-    (benchmarks tune it; results do not depend on it); returns the old one."""
-    global SIDE_BY_SIDE_BYTES
-    old = SIDE_BY_SIDE_BYTES
-    SIDE_BY_SIDE_BYTES = max(0, nbytes)
-    return old

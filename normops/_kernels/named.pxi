@@ -33,7 +33,7 @@ def softmax_named(object op, object x, object axis, object opset, object mode, o
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return KERNELS.softmax_direct(x, axis, version, kind, settings.fast, settings.threads)
+    return softmax_direct(BUILD, x, axis, version, kind, settings.fast, settings.threads)
 
 
 def sigmoid_named(object op, object x, object opset, object mode, object n_threads):
@@ -45,7 +45,7 @@ def sigmoid_named(object op, object x, object opset, object mode, object n_threa
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return KERNELS.sigmoid_direct(x, settings.fast, settings.threads)
+    return sigmoid_direct(BUILD, x, settings.fast, settings.threads)
 
 
 def row_divide_named(object op, object x, Py_ssize_t cols_axes, int kind, object opset, object mode,
@@ -77,7 +77,7 @@ cpdef object row_divide_settled(object x, Py_ssize_t cols_axes, int kind, int th
         return None
     cdef Py_ssize_t cols = dims_product(a, ndim - <int>cols_axes, ndim)
     cdef cnp.ndarray y = placed_like(a)
-    KERNELS.row_divide(a, y, size // cols, cols, kind, threads)
+    row_divide(BUILD, a, y, size // cols, cols, kind, threads)
     return y
 
 
@@ -120,7 +120,7 @@ def cum_named(object x, object axis, object exclusive, object reverse, bint mult
     cdef CallSettings settings
     if settle_call(mode, n_threads, &settings) < 0:
         return None
-    return KERNELS.cum_direct(x, axis, <bint>exclusive, <bint>reverse, multiply, settings.threads)
+    return cum_direct(BUILD, x, axis, <bint>exclusive, <bint>reverse, multiply, settings.threads)
 
 
 def gelu_named(object op, object x, object b, bint tanh, object opset, object mode, object n_threads):
@@ -152,7 +152,7 @@ cpdef object gelu_settled(object x, object b, bint tanh, bint fast, int threads)
         return None
     cdef cnp.ndarray y = placed_like(a)
     if cnp.PyArray_SIZE(a):
-        KERNELS.gelu_flat(a, b, y, tanh, fast, threads)
+        gelu_flat(BUILD, a, b, y, tanh, fast, threads)
     return y
 
 
@@ -182,8 +182,8 @@ def row_normalize_named(object op, tuple family, object X, object scale, object 
     if settle_call(mode, n_threads, &settings) < 0:
         return None
     cdef bint stats = full_output and statistics > 0
-    result = KERNELS.row_normalize_nd(X, scale, bias, axis, epsilon, family[0], family[1], family[2], settings.threads,
-                              stats and statistics == 2, stats)
+    result = row_normalize_nd(BUILD, X, scale, bias, axis, epsilon, family[0], family[1], family[2],
+                              settings.threads, stats and statistics == 2, stats)
     if result is None or not full_output:
         return result if result is None else (<tuple>result)[0]
     if statistics == 2:

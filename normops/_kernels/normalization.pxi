@@ -14,26 +14,8 @@ cdef extern from "normalization_apply.h" nogil:
                                       double mean, double inv, Py_ssize_t n, int check_nan)
 
 
-cdef struct RowParams:
-    # How Scale/B (and supplied statistics) map onto the rows.
-    # period == 0: Scale/B hold one value per column, shared by every row.
-    # period > 0: a row is cols // seg_len segments of seg_len columns;
-    #   segment i of row r takes the scalar parameter number
-    #   (r % period) * (cols // seg_len) + i (InstanceNormalization: period C,
-    #   one segment; GroupNormalization-21: period G, C / G segments).
-    Py_ssize_t period
-    Py_ssize_t seg_len
-    # Per parameter, or NULL: statistics supplied (BatchNormalization in
-    # inference mode: mean and inv = 1 / sqrt(var + epsilon)), steps 1-3
-    # skipped; step 4 unchanged.
-    const void* given_mean
-    const void* given_inv
-    # Per row, or NULL: step 1's mean, step 2's variance and step 3's inv
-    # in the arithmetic type (BatchNormalization's training statistics; inv
-    # is the legacy saved_var output, the very value step 4 used).
-    void* mean_native
-    void* var_native
-    void* inv_native
+# RowParams (how Scale/B map onto the rows) and param_count: kernel_table.pxd,
+# which the routes share.
 
 
 cdef inline floating ieee_sqrt(floating v) noexcept nogil:
@@ -93,11 +75,6 @@ cdef void inverse_std(const floating* var, floating* inv, Py_ssize_t n, floating
     cdef Py_ssize_t k
     for k in range(n):
         inv[k] = one / ieee_sqrt(var[k] + epsilon)
-
-
-cdef inline Py_ssize_t param_count(const RowParams* p, Py_ssize_t cols) noexcept nogil:
-    """Values in Scale (and B) under the layout p."""
-    return cols if p.period == 0 else p.period * (cols // p.seg_len)
 
 
 cdef inline floating canonical(floating v, bint check_nan) noexcept nogil:
@@ -447,3 +424,152 @@ cdef inline int row_chunk_threads(int n_threads, Py_ssize_t rows, Py_ssize_t col
     divides) will use."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     return threads_for(n_threads, (rows + per_chunk - 1) // per_chunk, rows * cols, family)
+
+
+# ------------------------------------------------ the loops the table offers
+# Their entry points, which check the arrays and place the outputs:
+# normalization_entry.pxi (the routes module).
+
+cdef int normalize_stored_rows(
+    const void* px, Storage xs, void* py, Storage ys, const void* ps, Storage ss, const void* pb, int bs,
+    float* mean_out, float* inv_out, Py_ssize_t rows, Py_ssize_t cols,
+    double epsilon, bint center, int n_threads, const RowParams* p,
+) noexcept nogil:
+    """The rows with the parameter layout p (x, y, scale and bias storable:
+    float64 throughout, or float32 arithmetic); -1 when out of memory.
+    Float32 arithmetic widens narrower Scale/B once into float32 scratch."""
+    cdef float* wide_scale = NULL
+    cdef float* wide_bias = NULL
+    cdef float* scratch = NULL
+    cdef int threads = row_chunk_threads(n_threads, rows, cols, NORMOPS_COST_ROWS if center else NORMOPS_COST_ROWS_RMS)
+    cdef Py_ssize_t nparams = param_count(p, cols)
+    if xs == STORE_FLOAT64:
+        normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
+                                 mean_out, inv_out, rows, cols, epsilon, center, threads, n_threads, NULL, p)
+        return 0
+    if xs != STORE_FLOAT32 or ys != STORE_FLOAT32:
+        scratch = <float*>malloc(max(threads, 1) * group_scratch_size(cols) * sizeof(float))
+        if scratch == NULL:
+            return -1
+    if ss != STORE_FLOAT32:
+        wide_scale = <float*>malloc(nparams * sizeof(float))
+        if wide_scale == NULL:
+            free(scratch)
+            return -1
+        widen_rows(ps, ss, 0, wide_scale, nparams)
+        ps = wide_scale
+    if pb != NULL and bs != STORE_FLOAT32:
+        wide_bias = <float*>malloc(nparams * sizeof(float))
+        if wide_bias == NULL:
+            free(scratch)
+            free(wide_scale)
+            return -1
+        widen_rows(pb, <Storage>bs, 0, wide_bias, nparams)
+        pb = wide_bias
+    normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
+                            mean_out, inv_out, rows, cols, <float>epsilon, center, threads, n_threads,
+                            scratch, p)
+    free(wide_scale)
+    free(wide_bias)
+    free(scratch)
+    return 0
+
+
+cdef int row_normalize_loop(
+    const void* px, Storage xs, void* py, Storage ys, const void* ps, Storage ss, const void* pb, int bs,
+    float* mean_out, float* inv_out, Py_ssize_t rows, Py_ssize_t cols,
+    double epsilon, bint center, int n_threads, RowParams* p, const void* given_var,
+) noexcept nogil:
+    """normalize_stored_rows after step 3 on the supplied variances (if any):
+    p.given_inv then points at a scratch of their inverses."""
+    cdef Py_ssize_t nparams = param_count(p, cols)
+    cdef void* inv = NULL
+    cdef int done
+    if given_var != NULL:
+        inv = malloc(max(nparams, 1) * (sizeof(double) if xs == STORE_FLOAT64 else sizeof(float)))
+        if inv == NULL:
+            return -1
+        if xs == STORE_FLOAT64:
+            inverse_std[double](<const double*>given_var, <double*>inv, nparams, epsilon)
+        else:
+            inverse_std[float](<const float*>given_var, <float*>inv, nparams, <float>epsilon)
+        p.given_inv = inv
+    done = normalize_stored_rows(px, xs, py, ys, ps, ss, pb, bs, mean_out, inv_out, rows, cols, epsilon, center,
+                          n_threads, p)
+    free(inv)
+    return done
+
+
+cdef int batch_training_loop(
+    const void* x, Storage xs, void* y, Storage ys, const void* scale, Storage ss, const void* bias, int bs,
+    const void* given_mean, const void* given_var, void* running_mean, void* running_var,
+    Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon, double momentum, int n_threads,
+    void* saved_mean, void* saved_inv, void* gathered,
+) noexcept nogil:
+    """BatchNormalization in training mode (docs/specification.md §7.3): channel c's
+    elements in row-major order (n, then spatial) are gathered into row c
+    of an arithmetic-type scratch, normalised there in place with their
+    batch statistics and scattered back; then the running statistics
+    (given * momentum) + (current * (1 - momentum)), each operation rounded,
+    into running_mean/running_var (arithmetic type, C values each).
+    saved_mean/saved_inv (or NULL) receive the batch mean and the
+    inv = 1 / sqrt(var + epsilon) that normalised Y (legacy opsets'
+    saved_mean and saved_var). gathered: C x N * S values of the arithmetic
+    type. -1 when out of memory."""
+    cdef bint wide = xs == STORE_FLOAT64
+    cdef Storage arith = STORE_FLOAT64 if wide else STORE_FLOAT32
+    cdef Py_ssize_t cols = N * S, n, c, k
+    cdef size_t item = sizeof(double) if wide else sizeof(float)
+    cdef char* pr = <char*>gathered
+    cdef const char* px = <const char*>x
+    cdef char* py = <char*>y
+    cdef void* mean = malloc(3 * max(C, 1) * item)  # mean, var, inv per channel
+    cdef RowParams p
+    cdef double m, rest
+    cdef float mf, restf
+    cdef int done
+    if mean == NULL:
+        return -1
+    for c in range(C):
+        for n in range(N):
+            if xs == arith:
+                memcpy(pr + (c * cols + n * S) * item, px + ((n * C + c) * S) * item, S * item)
+            else:
+                widen_rows(px, xs, (n * C + c) * S, <float*>pr + c * cols + n * S, S)
+    memset(&p, 0, sizeof(RowParams))
+    p.period = C
+    p.seg_len = cols
+    p.mean_native = mean
+    p.var_native = <char*>mean + C * item
+    p.inv_native = <char*>mean + 2 * C * item
+    done = normalize_stored_rows(pr, arith, pr, arith, scale, ss, bias, bs, NULL, NULL, C, cols, epsilon, True,
+                          n_threads, &p)
+    if done == 0:
+        for c in range(C):
+            for n in range(N):
+                if ys == arith:
+                    memcpy(py + ((n * C + c) * S) * item, pr + (c * cols + n * S) * item, S * item)
+                else:
+                    narrow_rows(<float*>pr + c * cols + n * S, py, ys, (n * C + c) * S, S)
+        if wide:
+            m = momentum
+            rest = 1.0 - m
+            for k in range(C):
+                (<double*>running_mean)[k] = canonical(((<const double*>given_mean)[k] * m)
+                                                       + ((<double*>mean)[k] * rest), True)
+                (<double*>running_var)[k] = canonical(((<const double*>given_var)[k] * m)
+                                                      + ((<double*>mean)[C + k] * rest), True)
+        else:
+            mf = <float>momentum
+            restf = <float>1.0 - mf
+            for k in range(C):
+                (<float*>running_mean)[k] = canonical(((<const float*>given_mean)[k] * mf)
+                                                      + ((<float*>mean)[k] * restf), True)
+                (<float*>running_var)[k] = canonical(((<const float*>given_var)[k] * mf)
+                                                     + ((<float*>mean)[C + k] * restf), True)
+        if saved_mean != NULL:
+            memcpy(saved_mean, mean, C * item)
+        if saved_inv != NULL:
+            memcpy(saved_inv, <char*>mean + 2 * C * item, C * item)
+    free(mean)
+    return done

@@ -1,72 +1,12 @@
-# The per-call routes of the NumPy-style functions' own arithmetic
-# (docs/specification.md §16.2): sum, prod, max, min and mean with where=
-# and initial=, and var / std. A call with a plain float32/float64 array
-# (and a C-contiguous bool mask of its shape) whose axes need no
-# transposition is computed here in one kernel call; anything else
-# returns None and normops/numpy_style.py computes it (the same bits:
-# the same identities in place of the left-out elements, the same sums).
+# The NumPy-style functions' own arithmetic (docs/specification.md §16.2):
+# sum, prod, max, min and mean with where= and initial=, and var / std,
+# over an O x R x C float32/float64 array (and a C-contiguous bool mask of
+# its shape). Their per-call routes, which find that layout or return None
+# for normops/numpy_style.py to compute the call (the same bits: the same
+# identities in place of the left-out elements, the same sums):
+# numpy_style_entry.pxi.
 
 from libc.stdint cimport int64_t
-
-
-cdef bint plain_mask(object w, cnp.ndarray a) noexcept:
-    """An exact bool ndarray of a's shape, C-contiguous."""
-    if type(w) is not cnp.ndarray:
-        return False
-    cdef cnp.ndarray m = <cnp.ndarray>w
-    cdef int k
-    if (cnp.PyArray_TYPE(m) != cnp.NPY_BOOL or cnp.PyArray_NDIM(m) != cnp.PyArray_NDIM(a)
-            or not cnp.PyArray_IS_C_CONTIGUOUS(m)):
-        return False
-    for k in range(cnp.PyArray_NDIM(a)):
-        if cnp.PyArray_DIMS(m)[k] != cnp.PyArray_DIMS(a)[k]:
-            return False
-    return True
-
-
-cdef bint direct_layout(cnp.ndarray a, object axes, bint keepdims, Py_ssize_t* O, Py_ssize_t* R,
-                        Py_ssize_t* C, cnp.npy_intp* dims, int* out_nd) except -1:
-    """The O x R x C layout of a NumPy-style reduction of a over ``axes``
-    (docs/specification.md §11.2) and the output's shape, when it needs no
-    transposition and no extent is 0 (as reduce_direct); False otherwise.
-    Each output's sequence, x[o, :, c], holds the reduced index tuples in
-    row-major order: also the rows of MeanVarianceNormalization (§8.1)."""
-    cdef int nd = cnp.PyArray_NDIM(a), i, phase = 0
-    cdef uint64_t mask
-    cdef Py_ssize_t n
-    if nd > 64 or not axis_set(axes, nd, False, &mask):
-        return False
-    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
-    O[0] = R[0] = C[0] = 1
-    out_nd[0] = 0
-    for i in range(nd):
-        n = shape[i]
-        if n == 0:
-            return False
-        if (mask >> i) & 1:
-            if keepdims:
-                dims[out_nd[0]] = 1
-                out_nd[0] += 1
-            if n == 1:
-                continue
-            if phase == 2:
-                return False
-            phase = 1
-            R[0] *= n
-        else:
-            dims[out_nd[0]] = n
-            out_nd[0] += 1
-            if n == 1:
-                continue
-            if phase == 0:
-                O[0] *= n
-            else:
-                phase = 2
-                C[0] *= n
-    if phase == 0:
-        C[0] = O[0]
-        O[0] = 1
-    return True
 
 
 cdef inline real op_identity(int op, real like) noexcept nogil:
@@ -154,44 +94,10 @@ cdef int where_run(const real* x, const unsigned char* w, Py_ssize_t O, Py_ssize
     return 0
 
 
-def reduce_where_direct(x, where, axes, bint keepdims, int op, int n_threads, bint has_initial, double initial,
-                        bint mean):
-    """sum / prod / max / min (op 0, 4, 7, 8) of a plain float32/float64
-    array over NumPy-style ``axes`` with ``where`` (None, or a C-contiguous
-    bool array of x's shape: the left-out elements become the op's
-    identity in place) and ``initial`` (one more step after the
-    reduction), or mean (op 0, ``mean``: divided by the selected count), a
-    0-d result as a NumPy scalar; None when the call needs the general
-    path (another array, a transposition, a zero extent)."""
-    if not is_plain_float(x):
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    if where is not None and not plain_mask(where, a):
-        return None
-    cdef Py_ssize_t O, R, C
-    cdef cnp.npy_intp dims[64]
-    cdef int out_nd
-    if not direct_layout(a, axes, keepdims, &O, &R, &C, dims, &out_nd):
-        return None
-    cdef int t = cnp.PyArray_TYPE(a)
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, t, 0)
-    cdef const void* px = cnp.PyArray_DATA(a)
-    cdef const unsigned char* pw = NULL
-    if where is not None:
-        pw = <const unsigned char*>cnp.PyArray_DATA(<cnp.ndarray>where)
-    cdef void* po = cnp.PyArray_DATA(out)
-    if O * R * C < GIL_KEPT_BELOW_ELEMENTS:  # the GIL kept, as gil_release keeps it
-        where_dispatch(t, px, pw, O, R, C, op, n_threads, has_initial, initial, mean, po)
-    else:
-        with nogil:
-            where_dispatch(t, px, pw, O, R, C, op, n_threads, has_initial, initial, mean, po)
-    return scalar_or_array(out, True)
-
-
-cdef int where_dispatch(int t, const void* px, const unsigned char* pw, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C,
+cdef int where_dispatch(bint is_float32, const void* px, const unsigned char* pw, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C,
                         int op, int n_threads, bint has_initial, double initial, bint mean,
                         void* po) except -1 nogil:
-    if t == cnp.NPY_FLOAT32:
+    if is_float32:
         return where_run[float](<const float*>px, pw, O, R, C, op, n_threads, has_initial, initial, mean,
                                 <float*>po)
     return where_run[double](<const double*>px, pw, O, R, C, op, n_threads, has_initial, initial, mean,
@@ -349,38 +255,8 @@ cdef int variance_run(const floating* x, const unsigned char* w, Py_ssize_t O, P
     return 0
 
 
-def variance_direct(x, where, axes, bint keepdims, double ddof, bint root, int n_threads):
-    """var (std with ``root``) of a plain float32/float64 array over
-    NumPy-style ``axes``, ``where`` None or a C-contiguous bool array of
-    x's shape; a 0-d result as a NumPy scalar. None when the call needs the
-    general path (another array, a transposition, a zero extent)."""
-    if not is_plain_float(x):
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    if where is not None and not plain_mask(where, a):
-        return None
-    cdef Py_ssize_t O, R, C
-    cdef cnp.npy_intp dims[64]
-    cdef int out_nd
-    if not direct_layout(a, axes, keepdims, &O, &R, &C, dims, &out_nd):
-        return None
-    cdef int t = cnp.PyArray_TYPE(a)
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, t, 0)
-    cdef const void* px = cnp.PyArray_DATA(a)
-    cdef const unsigned char* pw = NULL
-    if where is not None:
-        pw = <const unsigned char*>cnp.PyArray_DATA(<cnp.ndarray>where)
-    cdef void* po = cnp.PyArray_DATA(out)
-    if O * R * C < GIL_KEPT_BELOW_ELEMENTS:  # the GIL kept, as gil_release keeps it
-        variance_dispatch(t, px, pw, O, R, C, ddof, root, n_threads, po)
-    else:
-        with nogil:
-            variance_dispatch(t, px, pw, O, R, C, ddof, root, n_threads, po)
-    return scalar_or_array(out, True)
-
-
-cdef int variance_dispatch(int t, const void* px, const unsigned char* pw, Py_ssize_t O, Py_ssize_t R,
+cdef int variance_dispatch(bint is_float32, const void* px, const unsigned char* pw, Py_ssize_t O, Py_ssize_t R,
                            Py_ssize_t C, double ddof, bint root, int n_threads, void* po) except -1 nogil:
-    if t == cnp.NPY_FLOAT32:
+    if is_float32:
         return variance_run[float](<const float*>px, pw, O, R, C, ddof, root, n_threads, <float*>po)
     return variance_run[double](<const double*>px, pw, O, R, C, ddof, root, n_threads, <double*>po)

@@ -20,16 +20,10 @@
 
 #include "sum16.h"
 #include "rowmax.h"  /* NORMOPS_VMAX / NORMOPS_VMIN: one max/min instruction on x86 */
-#include "transcendental.h"
+#include "transcendental.h"  /* and kernel_codes.h */
 #include <stdint.h>
 
-enum normops_reduce_op {
-    NORMOPS_R_SUM, NORMOPS_R_SUM_ABS, NORMOPS_R_SUM_SQUARE, NORMOPS_R_SUM_EXP,
-    NORMOPS_R_PROD, NORMOPS_R_MAX, NORMOPS_R_MIN, NORMOPS_R_MAX_NAN, NORMOPS_R_MIN_NAN,
-    /* ReduceLogSumExp's fast flavour: SUM_EXP with the fast exponential
-     * (float32; float64 has one exponential in both flavours) */
-    NORMOPS_R_SUM_EXP_FAST
-};
+/* enum normops_reduce_op: kernel_codes.h */
 
 /* Neighbouring tiles of one thread are accumulated together, up to this
  * many bytes of outputs (L1-resident), so that each data row is read as one

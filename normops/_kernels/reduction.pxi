@@ -1,7 +1,7 @@
 # The Reduce* accumulations (docs/specification.md §11). The
 # loops are in reduction.h; here: chunks, threads, the long-reduction blocks,
 # the finishing step on the per-output results (mean, sqrt, log, LogSumExp,
-# the NaN rules) and the per-call route of a contiguous array (reduce_direct).
+# the NaN rules). Their entry points: reduction_entry.pxi.
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
@@ -15,15 +15,6 @@ ctypedef fused reducible:
 
 
 cdef extern from "reduction.h" nogil:
-    cdef enum normops_reduce_op:
-        NORMOPS_R_SUM
-        NORMOPS_R_SUM_EXP
-        NORMOPS_R_PROD
-        NORMOPS_R_MAX
-        NORMOPS_R_MIN
-        NORMOPS_R_MAX_NAN
-        NORMOPS_R_MIN_NAN
-        NORMOPS_R_SUM_EXP_FAST
     const int NORMOPS_PROD_SEQS
     const int NORMOPS_SPAN_BYTES
     void normops_reduce_cols_float(const float* x, Py_ssize_t R, Py_ssize_t C, int w, int op,
@@ -236,48 +227,21 @@ cdef int reduce_dispatch(const reducible* x, Py_ssize_t O, Py_ssize_t R, Py_ssiz
     return 0
 
 
-# dtype (kind, itemsize) -> index into the dispatch of reduce_accumulate
-_REDUCE_TYPES = {("f", 4): 0, ("f", 8): 1, ("i", 4): 4, ("u", 4): 5, ("i", 8): 6, ("u", 8): 7}
-
-
-def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, center, int n_threads):
-    """out[o, c] = op over r < R of x[o, r, c] for the contiguous array x of
-    O * R * C elements (C == 1: the row layout; C > 1: the column layout).
-    float32/float64: op 0 sum, 1 sum of |x|, 2 sum of squares, 3 sum of
-    exp(x - center[o, c]), 4 product, 5 max, 6 min (both ignoring NaN),
-    7 max, 8 min (any NaN wins), 9 the sum of op 3 with the fast
-    flavour's exponential (float64: op 3). int32/uint32/int64/uint64: the
-    same ops but 3 and 9, wrapping around. R must be >= 1."""
-    if not isinstance(x, cnp.ndarray):
-        raise TypeError("kernel argument 'x' must be an ndarray")
-    kind = _REDUCE_TYPES.get((x.dtype.kind, x.dtype.itemsize))
-    cdef bint sum_exp = op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST
-    if kind is None or (kind >= 2 and sum_exp):
-        raise TypeError(f"reduce_accumulate does not take dtype {x.dtype} with op {op}")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    if O < 0 or R < 1 or C < 1 or not 0 <= op <= 9:
-        raise ValueError("reduce_accumulate needs O >= 0, R >= 1, C >= 1 and op in 0..9")
-    check_array(x, t, shape_size(O, R, C), False, "x")
-    check_array(out, t, shape_size(O, C), True, "out")
-    if sum_exp:
-        check_array(center, t, shape_size(O, C), False, "center")
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
-    cdef void* pc = data_or_null(center) if sum_exp else NULL
-    cdef int k = kind
-    with nogil:
-        if k == 0:
-            reduce_dispatch[float](<const float*>px, O, R, C, op, <const float*>pc, <float*>po, n_threads)
-        elif k == 1:
-            reduce_dispatch[double](<const double*>px, O, R, C, op, <const double*>pc, <double*>po, n_threads)
-        elif k == 4:
-            reduce_dispatch[int32_t](<const int32_t*>px, O, R, C, op, NULL, <int32_t*>po, n_threads)
-        elif k == 5:
-            reduce_dispatch[uint32_t](<const uint32_t*>px, O, R, C, op, NULL, <uint32_t*>po, n_threads)
-        elif k == 6:
-            reduce_dispatch[int64_t](<const int64_t*>px, O, R, C, op, NULL, <int64_t*>po, n_threads)
-        else:
-            reduce_dispatch[uint64_t](<const uint64_t*>px, O, R, C, op, NULL, <uint64_t*>po, n_threads)
+cdef int reduce_accumulate_loop(int element, const void* px, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
+                                const void* pc, void* po, int n_threads) except -1 nogil:
+    """out[o, c] = op over r < R of x[o, r, c] (the accumulation alone; its
+    entry point, which checks the arrays: reduction_entry.pxi)."""
+    if element == ELEMENT_FLOAT32:
+        return reduce_dispatch[float](<const float*>px, O, R, C, op, <const float*>pc, <float*>po, n_threads)
+    if element == ELEMENT_FLOAT64:
+        return reduce_dispatch[double](<const double*>px, O, R, C, op, <const double*>pc, <double*>po, n_threads)
+    if element == ELEMENT_INT32:
+        return reduce_dispatch[int32_t](<const int32_t*>px, O, R, C, op, NULL, <int32_t*>po, n_threads)
+    if element == ELEMENT_UINT32:
+        return reduce_dispatch[uint32_t](<const uint32_t*>px, O, R, C, op, NULL, <uint32_t*>po, n_threads)
+    if element == ELEMENT_INT64:
+        return reduce_dispatch[int64_t](<const int64_t*>px, O, R, C, op, NULL, <int64_t*>po, n_threads)
+    return reduce_dispatch[uint64_t](<const uint64_t*>px, O, R, C, op, NULL, <uint64_t*>po, n_threads)
 
 
 # ------------------------------------------------------------ finishing
@@ -286,20 +250,12 @@ def reduce_accumulate(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, 
 # canonical quiet NaN (§4.5). Codes shared with normops/reduction.py.
 
 from libc.math cimport sqrt
-from cpython.long cimport PyLong_AsLongAndOverflow
-from cpython.ref cimport Py_INCREF
 
 cdef extern from "transcendental.h" nogil:
     float normops_u2f(uint32_t u)
     double normops_u2d(uint64_t u)
 
-cdef enum:
-    FINISH_NONE = 0
-    FINISH_MEAN = 1         # / count (rounded to the arithmetic type)
-    FINISH_SQRT = 2
-    FINISH_LOG = 3
-    FINISH_LOGSUMEXP = 4    # m + log(sum exp(x - m)); an infinite or NaN m is the result
-    FINISH_NAN_FIRST = 5    # max/min scan: a NaN first element wins
+# the finishing codes (FINISH_*): kernel_codes.h
 
 ctypedef fused real:
     float
@@ -373,166 +329,10 @@ cdef int reduce_finished(const real* x, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C
     return 0
 
 
-cdef int finish_reduction(int t, const void* px, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
+cdef int finish_reduction(bint is_float32, const void* px, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op,
                           int finishing, void* po, int n_threads) except -1 nogil:
-    """reduce_finished on float32 (t NPY_FLOAT32) or float64 data."""
-    if t == cnp.NPY_FLOAT32:
+    """reduce_finished on float32 or float64 data (its entry points, which
+    check the arrays: reduction_entry.pxi)."""
+    if is_float32:
         return reduce_finished(<const float*>px, O, R, C, op, finishing, <float*>po, n_threads)
     return reduce_finished(<const double*>px, O, R, C, op, finishing, <double*>po, n_threads)
-
-
-def reduce_finish(x, out, Py_ssize_t O, Py_ssize_t R, Py_ssize_t C, int op, int finishing, int n_threads):
-    """out[o, c] = the finished reduction over r < R of the contiguous
-    float32/float64 array x[o, r, c] (R >= 1): accumulation ``op`` (as in
-    reduce_accumulate), then the finishing step ``finishing`` (0 none,
-    1 mean, 2 sqrt, 3 log, 4 LogSumExp (op 3), 5 a NaN first element wins);
-    every NaN canonical."""
-    if not isinstance(x, cnp.ndarray):
-        raise TypeError("kernel argument 'x' must be an ndarray")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
-        raise TypeError(f"reduce_finish does not take dtype {x.dtype}")
-    if O < 0 or R < 1 or C < 1 or not 0 <= op <= 9 or not 0 <= finishing <= 5 or (
-            (op == NORMOPS_R_SUM_EXP or op == NORMOPS_R_SUM_EXP_FAST) != (finishing == FINISH_LOGSUMEXP)):
-        raise ValueError("reduce_finish needs O >= 0, R >= 1, C >= 1, op in 0..9, finishing in 0..5 "
-                         "(4 with op 3 or 9 only)")
-    check_array(x, t, shape_size(O, R, C), False, "x")
-    check_array(out, t, shape_size(O, C), True, "out")
-    cdef void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
-    with nogil:
-        finish_reduction(t, px, O, R, C, op, finishing, po, n_threads)
-
-
-# ------------------------------------------------------------ per-call route
-
-cdef inline object scalar_or_array(cnp.ndarray out, bint scalar):
-    """out, or its element as a NumPy scalar when ``scalar`` and out is 0-d."""
-    if scalar and cnp.PyArray_NDIM(out) == 0:
-        Py_INCREF(out)  # PyArray_Return steals a reference (numpy's pxd does not say so)
-        return cnp.PyArray_Return(out)
-    return out
-
-
-cdef inline int plain_axis(object axis, int ndim) noexcept:
-    """A Python int axis in [-ndim, ndim), normalised; -1 for anything else."""
-    cdef int overflow = 0
-    cdef long v
-    if type(axis) is not int:
-        return -1
-    v = PyLong_AsLongAndOverflow(axis, &overflow)
-    if overflow or not -ndim <= v < ndim:
-        return -1
-    return <int>(v + ndim if v < 0 else v)
-
-
-cdef bint axis_set(object axes, int ndim, bint onnx_style, uint64_t* mask) except -1:
-    """The axis set of ``axes`` as a bit mask, each axis in range and none
-    repeated. ONNX style: None, a list or tuple of Python ints or a 1-D
-    int64 ndarray, empty meaning every axis; NumPy style: None, a Python
-    int or a tuple of Python ints, empty meaning none. False for anything
-    else (the general path then reads and checks them)."""
-    cdef Py_ssize_t k, count = 1
-    cdef int a
-    cdef const int64_t* p
-    cdef uint64_t bit
-    mask[0] = 0
-    if axes is None:
-        mask[0] = ~(<uint64_t>0) >> (64 - ndim) if ndim else 0
-        return True
-    if type(axes) is int and not onnx_style:
-        a = plain_axis(axes, ndim)
-        if a < 0:
-            return False
-        mask[0] = (<uint64_t>1) << a
-        return True
-    if type(axes) is tuple or (type(axes) is list and onnx_style):
-        count = len(axes)
-        for k in range(count):
-            a = plain_axis(axes[k], ndim)
-            if a < 0:
-                return False
-            bit = (<uint64_t>1) << a
-            if mask[0] & bit:
-                return False
-            mask[0] |= bit
-    elif type(axes) is cnp.ndarray and onnx_style:
-        if (cnp.PyArray_TYPE(<cnp.ndarray>axes) != cnp.NPY_INT64 or cnp.PyArray_NDIM(<cnp.ndarray>axes) != 1
-                or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>axes)
-                or not cnp.PyArray_ISALIGNED(<cnp.ndarray>axes)
-                or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>axes)):
-            return False
-        count = cnp.PyArray_SIZE(<cnp.ndarray>axes)
-        p = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>axes)
-        for k in range(count):
-            if not -ndim <= p[k] < ndim:
-                return False
-            bit = (<uint64_t>1) << (p[k] + ndim if p[k] < 0 else p[k])
-            if mask[0] & bit:
-                return False
-            mask[0] |= bit
-    else:
-        return False
-    if count == 0 and onnx_style:
-        mask[0] = ~(<uint64_t>0) >> (64 - ndim) if ndim else 0
-    return True
-
-
-def reduce_direct(x, axes, bint keepdims, int op, int finishing, int n_threads, bint onnx_style,
-                  bint scalar):
-    """The finished reduction (see reduce_finish) of a plain float32/float64
-    array x (exact ndarray, native, aligned, C-contiguous, non-empty) over
-    ``axes`` (see axis_set), in its output shape, computed without a copy;
-    a 0-d result as a NumPy scalar when ``scalar``. None when anything is
-    otherwise (another array or axes, an empty reduction, a layout that
-    needs a transposition): the front layer's general path then checks and
-    computes it. The layout is docs/specification.md §11.2's: extent-1 axes dropped,
-    neighbouring kept or reduced axes merged; it needs no copy when the
-    axes left read kept, reduced, kept (O x R x C)."""
-    if not is_plain_float(x):
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int nd = cnp.PyArray_NDIM(a), i, out_nd = 0, phase = 0
-    cdef uint64_t mask
-    if nd > 64 or not axis_set(axes, nd, onnx_style, &mask):
-        return None
-    cdef cnp.npy_intp* shape = cnp.PyArray_DIMS(a)
-    cdef cnp.npy_intp dims[64]
-    cdef Py_ssize_t O = 1, R = 1, C = 1, n
-    for i in range(nd):
-        n = shape[i]
-        if n == 0:
-            return None
-        if (mask >> i) & 1:
-            if keepdims:
-                dims[out_nd] = 1
-                out_nd += 1
-            if n == 1:
-                continue
-            if phase == 2:
-                return None  # kept, reduced, kept, reduced...: a transposition
-            phase = 1
-            R *= n
-        else:
-            dims[out_nd] = n
-            out_nd += 1
-            if n == 1:
-                continue
-            if phase == 0:
-                O *= n
-            else:
-                phase = 2
-                C *= n
-    if phase == 0:  # nothing reduced: the kept run is the last, the column layout
-        C = O
-        O = 1
-    cdef int t = cnp.PyArray_TYPE(a)
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(out_nd, dims, t, 0)
-    cdef void* px = cnp.PyArray_DATA(a)
-    cdef void* po = cnp.PyArray_DATA(out)
-    if O * R * C < GIL_KEPT_BELOW_ELEMENTS:  # the GIL kept, as gil_release keeps it
-        finish_reduction(t, px, O, R, C, op, finishing, po, n_threads)
-    else:
-        with nogil:
-            finish_reduction(t, px, O, R, C, op, finishing, po, n_threads)
-    return scalar_or_array(out, scalar)

@@ -15,9 +15,9 @@ cdef dict NO_ATTRIBUTES = {}
 # its MAX_THREADS
 cdef object CONFIG = None
 cdef Py_ssize_t ROUTE_MAX_THREADS = 0
-# the ISA build the calls go to (use_kernels): the module, which direct
-# functions take as ``kernels``, and its table of entry points
-cdef object ISA_MODULE = None
+# the ISA build the calls go to (use_kernels), which direct functions take
+# as ``kernels``, and its table
+cdef KernelBuild BUILD = None
 cdef KernelTable* KERNELS = NULL
 # types of the attribute values an entry may keep: their == is a plain
 # comparison, and with the types compared first -1.0 or True never stand
@@ -103,12 +103,12 @@ def keep_direct(list entries, object version, object attributes, object direct, 
     entries.append((version, kept, direct))
 
 
-def use_kernels(object module):
+def use_kernels(KernelBuild build):
     """Send every route to this ISA build (normops._isa, at import and in
     its use() blocks)."""
-    global ISA_MODULE, KERNELS
-    KERNELS = table_of(module)  # normops._isa.load gave it the process's team state
-    ISA_MODULE = module
+    global BUILD, KERNELS
+    KERNELS = build.table  # normops._isa.load gave it the process's team state
+    BUILD = build
     use_team_state(KERNELS)
 
 
@@ -210,7 +210,7 @@ def run_direct(object op, object inputs, object attributes, object opset, object
     settings = call_settings(mode, n_threads)
     if settings is None:
         return None
-    outputs = direct(ISA_MODULE, settings[0], settings[1], *inputs)
+    outputs = direct(BUILD, settings[0], settings[1], *inputs)
     if outputs is None:
         return None
     n_outputs = op._n_outputs

@@ -1,22 +1,40 @@
-# The routes from normops' entry points to the kernels: normops.run's
-# kept direct functions (route.pxi) and the named functions' route in C
-# (named.pxi), the outputs placed for the kernels' stores (placed.pxi,
-# which the ISA builds cimport: routes.pxd), the thread decisions' figures
-# and the thread budget (thread_costs.pxi), and the build facts
-# (build_facts.pxi). None of it depends on the instruction set, so it is
-# compiled once (setup.py); it reaches the kernels of the ISA build chosen
-# at import through that build's table (kernel_table.pxd, use_kernels).
+# The routes from normops' entry points to the kernels, compiled once
+# (setup.py): every kernel entry point (the <family>_entry.pxi files, with
+# their checks, checks.pxi, and axes, axes.pxi; methods of each build,
+# kernel_build.pxi), normops.run's kept direct functions (route.pxi), the
+# named functions' route in C (named.pxi), the outputs placed for the
+# kernels' stores (placed.pxi), the thread decisions' figures and the
+# thread budget (thread_costs.pxi) and the build facts (build_facts.pxi).
+# None of it depends on the instruction set; it reaches the nogil loops of
+# an ISA build through that build's table (kernel_table.pxd).
 
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from normops._kernels.kernel_table cimport (
-    KernelTable, KERNEL_TABLE_NAME, DIVIDE_BY_L1, DIVIDE_BY_L2, is_plain_float, dims_product,
-)
+from normops._kernels.kernel_table cimport *
 
 cnp.import_array()
 
+cdef class KernelBuild  # kernel_build.pxi
+
+include "checks.pxi"
+include "axes.pxi"
 include "placed.pxi"
 include "route.pxi"
 include "named.pxi"
 include "thread_costs.pxi"
 include "build_facts.pxi"
+# the entry points of each family, then the build they are methods of
+include "activation_entry.pxi"
+include "arg_reduce_entry.pxi"
+include "cumulative_entry.pxi"
+include "gelu_entry.pxi"
+include "normalization_entry.pxi"
+include "numpy_style_entry.pxi"
+include "reduction_entry.pxi"
+include "row_divide_entry.pxi"
+include "softmax_entry.pxi"
+include "sum16_entry.pxi"
+include "transcendental_entry.pxi"
+include "transpose_entry.pxi"
+include "tuning_entry.pxi"
+include "kernel_build.pxi"

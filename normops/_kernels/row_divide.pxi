@@ -56,55 +56,37 @@ cdef void divide_rows(
             narrow_rows(scratch, y, x_storage, r * cols, cols)
 
 
-cpdef object row_divide(object x, object y, Py_ssize_t rows, Py_ssize_t cols, int kind, int n_threads):
+cdef int row_divide_loop(const void* px, Storage storage, void* py, Py_ssize_t rows, Py_ssize_t cols, int kind,
+                         int n_threads) noexcept nogil:
     """y[r, :] = row r of the rows x cols matrix x divided by its statistic
-    (kind 0: MeanVarianceNormalization, 1: L1, 2: L2 LpNormalization).
-
-    x and y are C-contiguous, of one dtype: float32, float64, float16 or
-    bfloat16 (the last two computed in float32). Rows go in chunks of
+    (kind: RowDivisor, kernel_table.pxd), x and y of one storage (float16
+    and bfloat16 computed in float32). Rows go in chunks of
     max(1, 16384 // cols) rows, one chunk per task; a row is never split,
-    so the bits never depend on the threads.
-    """
+    so the bits never depend on the threads. -1 when the scratch rows
+    could not be had. Its entry point, which checks the arrays:
+    row_divide_entry.pxi."""
     cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
-    cdef Storage xs = storage_of(x, "x"), ys = storage_of(y, "y")
-    cdef Py_ssize_t per_chunk, chunks, c
-    cdef int threads
+    cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
+    cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk, c
+    cdef int threads = row_chunk_threads(n_threads, rows, cols)
     cdef float* scratch = NULL
-    cdef PyThreadState* saved
-    if rows < 0 or cols < 1:
-        raise ValueError("row_divide needs rows >= 0 and cols >= 1")
-    if kind < DIVIDE_BY_STD or kind > DIVIDE_BY_L2:
-        raise ValueError(f"row_divide: unknown kind {kind}")
-    if xs != ys:
-        raise TypeError("row_divide: x and y need one dtype")
-    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), shape_size(rows, cols), False, "x")
-    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>y), shape_size(rows, cols), True, "y")
-    cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
-    chunks = (rows + per_chunk - 1) // per_chunk
-    threads = row_chunk_threads(n_threads, rows, cols)
-    try:
-        if xs == STORE_FLOAT16 or xs == STORE_BFLOAT16:
-            scratch = <float*>malloc(max(threads, 1) * cols * sizeof(float))
-            if scratch == NULL:
-                raise MemoryError()
-        if threads <= 1:
-            saved = gil_release(rows * cols)
-            serial_begin()
-            divide_rows(px, xs, py, 0, rows, cols, kind, scratch)
-            serial_end()
-            gil_restore(saved)
-            return None
-        with nogil:
-            threads = team_take(threads, n_threads)
-            for c in prange(chunks, schedule="dynamic", num_threads=threads):
-                normops_team_claims(claimed)
-                divide_rows(px, xs, py, c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind,
-                            NULL if scratch == NULL else scratch + omp_get_thread_num() * cols)
-            team_release(threads)
-    finally:
-        free(scratch)
+    if storage == STORE_FLOAT16 or storage == STORE_BFLOAT16:
+        scratch = <float*>malloc(max(threads, 1) * cols * sizeof(float))
+        if scratch == NULL:
+            return -1
+    if threads <= 1:
+        serial_begin()
+        divide_rows(px, storage, py, 0, rows, cols, kind, scratch)
+        serial_end()
+    else:
+        threads = team_take(threads, n_threads)
+        for c in prange(chunks, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
+            divide_rows(px, storage, py, c * per_chunk, min((c + 1) * per_chunk, rows), cols, kind,
+                        NULL if scratch == NULL else scratch + omp_get_thread_num() * cols)
+        team_release(threads)
+    free(scratch)
+    return 0
 
 
 # ------------------------------------------- LpNormalization along columns
@@ -178,58 +160,50 @@ cdef void lp_columns_range(const floating* x, floating* y, Py_ssize_t n, Py_ssiz
         first += w
 
 
-def lp_columns(x, y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind, int n_threads):
-    """LpNormalization (kind 1: L1, 2: L2) of each column x[a, :, b] of the
-    C-contiguous float32/float64 (outer, n, inner) array x into y (same
-    dtype and layout). Columns go in chunks of max(1, 16384 // n), claimed
-    by the threads a few neighbouring chunks at a time; the bits never
-    depend on the threads."""
+cdef int lp_columns_loop(const void* px, void* py, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind,
+                         bint is_float32, int n_threads) noexcept nogil:
+    """LpNormalization (kind DIVIDE_BY_L1 or DIVIDE_BY_L2) of each column
+    x[a, :, b] of the (outer, n, inner) float32/float64 array x into y.
+    Columns go in chunks of max(1, 16384 // n), claimed by the threads a
+    few neighbouring chunks at a time; the bits never depend on the
+    threads. -1 when the partial sums could not be had. Its entry point:
+    row_divide_entry.pxi."""
     cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
-    cdef int t = float_typenum(x)
-    if outer < 0 or n < 1 or inner < 1:
-        raise ValueError("lp_columns needs outer >= 0, n >= 1 and inner >= 1")
-    if kind != DIVIDE_BY_L1 and kind != DIVIDE_BY_L2:
-        raise ValueError(f"lp_columns: unknown kind {kind}")
-    check_array(x, t, shape_size(outer, n, inner), False, "x")
-    check_array(y, t, shape_size(outer, n, inner), True, "y")
     cdef Py_ssize_t columns = outer * inner
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // n)
     cdef Py_ssize_t chunks = (columns + per_chunk - 1) // per_chunk
     cdef int threads = row_chunk_threads(n_threads, columns, n)
     cdef Py_ssize_t claim, g
-    cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
+    cdef Py_ssize_t itemsize = 4 if is_float32 else 8
     cdef char* partials = <char*>malloc(max(threads, 1) * 16 * LP_SPAN_BYTES)
     if partials == NULL:
-        raise MemoryError()
-    cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    with nogil:
-        if threads <= 1:
-            serial_begin()
-            if t == cnp.NPY_FLOAT32:
-                lp_columns_range[float](<const float*>px, <float*>py, n, inner, 0, columns, kind,
-                                        <float*>partials)
-            else:
-                lp_columns_range[double](<const double*>px, <double*>py, n, inner, 0, columns, kind,
-                                         <double*>partials)
-            serial_end()
+        return -1
+    if threads <= 1:
+        serial_begin()
+        if is_float32:
+            lp_columns_range[float](<const float*>px, <float*>py, n, inner, 0, columns, kind, <float*>partials)
         else:
-            # a claim is up to a span of neighbouring columns, taken together
-            threads = team_take(threads, n_threads)
-            claim = chunks_per_claim(chunks, (LP_SPAN_BYTES // itemsize + per_chunk - 1) // per_chunk,
-                                     threads) * per_chunk
-            for g in prange((columns + claim - 1) // claim, schedule="dynamic", num_threads=threads):
-                normops_team_claims(claimed)
-                if t == cnp.NPY_FLOAT32:
-                    lp_columns_range[float](<const float*>px, <float*>py, n, inner, g * claim,
-                                            min(columns, (g + 1) * claim), kind,
-                                            <float*>(partials + omp_get_thread_num() * 16 * LP_SPAN_BYTES))
-                else:
-                    lp_columns_range[double](<const double*>px, <double*>py, n, inner, g * claim,
-                                             min(columns, (g + 1) * claim), kind,
-                                             <double*>(partials + omp_get_thread_num() * 16 * LP_SPAN_BYTES))
-            team_release(threads)
+            lp_columns_range[double](<const double*>px, <double*>py, n, inner, 0, columns, kind,
+                                     <double*>partials)
+        serial_end()
+    else:
+        # a claim is up to a span of neighbouring columns, taken together
+        threads = team_take(threads, n_threads)
+        claim = chunks_per_claim(chunks, (LP_SPAN_BYTES // itemsize + per_chunk - 1) // per_chunk,
+                                 threads) * per_chunk
+        for g in prange((columns + claim - 1) // claim, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
+            if is_float32:
+                lp_columns_range[float](<const float*>px, <float*>py, n, inner, g * claim,
+                                        min(columns, (g + 1) * claim), kind,
+                                        <float*>(partials + omp_get_thread_num() * 16 * LP_SPAN_BYTES))
+            else:
+                lp_columns_range[double](<const double*>px, <double*>py, n, inner, g * claim,
+                                         min(columns, (g + 1) * claim), kind,
+                                         <double*>(partials + omp_get_thread_num() * 16 * LP_SPAN_BYTES))
+        team_release(threads)
     free(partials)
+    return 0
 
 
 # ------------------------------------------------- Sum16 of rows (var, std)
@@ -258,45 +232,32 @@ cdef void row_sums_range(const floating* x, Py_ssize_t first, Py_ssize_t last, P
             r += 1
 
 
-def row_sums16(x, out, Py_ssize_t rows, Py_ssize_t cols, center, int n_threads):
-    """out[r] = Sum16 over j of x[r, j] (center None), or of the separately
+cdef void row_sums16_loop(const void* px, void* po, Py_ssize_t rows, Py_ssize_t cols, const void* pc,
+                          bint is_float32, int n_threads) noexcept nogil:
+    """out[r] = Sum16 over j of x[r, j] (center NULL), or of the separately
     rounded (x[r, j] - center[r]) * (x[r, j] - center[r]), for the
-    C-contiguous float32/float64 rows x cols matrix x (out, center: rows
-    elements of x's dtype). Rows go in chunks of max(1, 16384 // cols)
-    rows; a row is never split."""
+    float32/float64 rows x cols matrix x. Rows go in chunks of
+    max(1, 16384 // cols) rows; a row is never split. Its entry point:
+    row_divide_entry.pxi."""
     cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
-    cdef int t = float_typenum(x)
-    if rows < 0 or cols < 1:
-        raise ValueError("row_sums16 needs rows >= 0 and cols >= 1")
-    check_array(x, t, shape_size(rows, cols), False, "x")
-    check_array(out, t, rows, True, "out")
-    if center is not None:
-        check_array(center, t, rows, False, "center")
-    cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* po = cnp.PyArray_DATA(<cnp.ndarray>out)
-    cdef const void* pc = data_or_null(center)
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef Py_ssize_t chunks = (rows + per_chunk - 1) // per_chunk, c
     cdef int threads = row_chunk_threads(n_threads, rows, cols)
-    cdef PyThreadState* saved
     if threads <= 1:
-        saved = gil_release(rows * cols)
         serial_begin()
-        if t == cnp.NPY_FLOAT32:
+        if is_float32:
             row_sums_range[float](<const float*>px, 0, rows, cols, <const float*>pc, <float*>po)
         else:
             row_sums_range[double](<const double*>px, 0, rows, cols, <const double*>pc, <double*>po)
         serial_end()
-        gil_restore(saved)
-        return None
-    with nogil:
-        threads = team_take(threads, n_threads)
-        for c in prange(chunks, schedule="dynamic", num_threads=threads):
-            normops_team_claims(claimed)
-            if t == cnp.NPY_FLOAT32:
-                row_sums_range[float](<const float*>px, c * per_chunk, min((c + 1) * per_chunk, rows), cols,
-                                      <const float*>pc, <float*>po)
-            else:
-                row_sums_range[double](<const double*>px, c * per_chunk, min((c + 1) * per_chunk, rows), cols,
-                                       <const double*>pc, <double*>po)
-        team_release(threads)
+        return
+    threads = team_take(threads, n_threads)
+    for c in prange(chunks, schedule="dynamic", num_threads=threads):
+        normops_team_claims(claimed)
+        if is_float32:
+            row_sums_range[float](<const float*>px, c * per_chunk, min((c + 1) * per_chunk, rows), cols,
+                                  <const float*>pc, <float*>po)
+        else:
+            row_sums_range[double](<const double*>px, c * per_chunk, min((c + 1) * per_chunk, rows), cols,
+                                   <const double*>pc, <double*>po)
+    team_release(threads)

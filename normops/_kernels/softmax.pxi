@@ -45,16 +45,6 @@ cdef extern from "softmax_steps.h" nogil:
 cdef Py_ssize_t STREAM_FROM_BYTES = (<Py_ssize_t>1) << 62
 
 
-def set_stream_threshold(Py_ssize_t nbytes):
-    """Change the output size from which Softmax, LogSoftmax and Sigmoid
-    stream their float32 results (benchmarks and tests; the bits do not
-    depend on it); returns the old one."""
-    global STREAM_FROM_BYTES
-    old = STREAM_FROM_BYTES
-    STREAM_FROM_BYTES = max(0, nbytes)
-    return old
-
-
 cdef void hardmax_row(const floating* x, floating* y, Py_ssize_t n) noexcept nogil:
     """1 at the first maximum, 0 elsewhere; a row holding NaN is all 0: the
     ArgMax scan (arg_reduce.h) that stops at a NaN, in vectors where a row
@@ -372,8 +362,12 @@ cdef void softmax_stored_chunks(const void* x, void* y, Storage storage, float* 
     team_release(threads)
 
 
-cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssize_t rows, Py_ssize_t cols,
-                          int kind, bint fast, int n_threads) except -1:
+cdef int softmax_rows_loop(const void* px, void* py, Storage storage, Py_ssize_t rows, Py_ssize_t cols, int kind,
+                           bint fast, int n_threads) noexcept nogil:
+    """Softmax (kind 0), LogSoftmax (1) or Hardmax (2) over each row of the
+    rows x cols matrix x into y, of one storage; -1 when the scratch rows
+    could not be had. Its entry points, which check the arrays:
+    softmax_entry.pxi."""
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // cols)
     cdef int threads = threads_for_chunks(n_threads, (rows + per_chunk - 1) // per_chunk, per_chunk * cols,
                                           rows * cols, softmax_family(<SoftmaxKind>kind, fast,
@@ -392,10 +386,7 @@ cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssiz
         wide = <float*>malloc(max(threads, 1) * min(per_chunk, rows) * cols * sizeof(float))
     if scratch == NULL or (narrow and wide == NULL):
         free(scratch)
-        raise MemoryError()
-    cdef void* px = cnp.PyArray_DATA(x)
-    cdef void* py = cnp.PyArray_DATA(y)
-    cdef PyThreadState* saved = gil_release(rows * cols)
+        return -1
     if narrow:
         softmax_stored_chunks(px, py, storage, wide, <float*>scratch, rows, cols, <SoftmaxKind>kind,
                               fast, threads, n_threads)
@@ -405,49 +396,9 @@ cdef int run_softmax_rows(cnp.ndarray x, cnp.ndarray y, Storage storage, Py_ssiz
     else:
         softmax_chunks[double](<const double*>px, <double*>py, <double*>scratch, rows, cols,
                                <SoftmaxKind>kind, fast, stream, threads, n_threads)
-    gil_restore(saved)
     free(wide)
     free(scratch)
     return 0
-
-
-def softmax_rows(x, y, Py_ssize_t rows, Py_ssize_t cols, int kind, bint fast, int n_threads):
-    """kind 0 Softmax, 1 LogSoftmax, 2 Hardmax over each row of the
-    rows x cols matrix x, into y of the same dtype: float32, float64, or
-    float16/bfloat16 (widened and rounded back in the kernel; float16 where
-    the build stores it, ``float16_storage()``)."""
-    cdef Storage storage = storage_of(x, "x")
-    cdef int t = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    if rows < 0 or cols < 1 or not 0 <= kind <= 2:
-        raise ValueError("softmax_rows needs rows >= 0, cols >= 1 and kind in 0..2")
-    check_array(x, t, shape_size(rows, cols), False, "x")
-    check_array(y, t, shape_size(rows, cols), True, "y")
-    if rows == 0:
-        return
-    run_softmax_rows(<cnp.ndarray>x, <cnp.ndarray>y, storage, rows, cols, kind, fast, n_threads)
-
-
-cpdef object softmax_last_axis(object x, Py_ssize_t cols, int kind, bint fast, int n_threads):
-    """The per-call route: a new array of kind ``kind`` over the rows of
-    ``cols`` elements of x, when x is a non-empty, aligned, native,
-    C-contiguous float32/float64 (or float16, where the build stores it)
-    ndarray (cols > 0 dividing its size); else None, and the caller takes
-    the validating path (this never raises on input it does not take)."""
-    if type(x) is not cnp.ndarray:
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int t = cnp.PyArray_TYPE(a)
-    cdef Py_ssize_t size = cnp.PyArray_SIZE(a)
-    cdef bint half = t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16
-    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64 and not half) or size == 0 or cols < 1 or size % cols
-            or not 0 <= kind <= 2 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
-            or not cnp.PyArray_ISNOTSWAPPED(a)):
-        return None
-    cdef cnp.ndarray y = (cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0) if half
-                          else placed_like(a))
-    run_softmax_rows(a, y, STORE_FLOAT16 if half else (STORE_FLOAT32 if t == cnp.NPY_FLOAT32 else STORE_FLOAT64),
-                     size // cols, cols, kind, fast, n_threads)
-    return y
 
 
 # ------------------------------------------- along an axis that is not last
@@ -500,135 +451,49 @@ cdef void softmax_column_blocks(const floating* x, floating* y, floating* buf, P
                 dst[i * inner + j] = rows_out[j * ld + i]
 
 
-cpdef object softmax_columns(object x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int kind, bint fast,
-                             int n_threads):
+cdef int softmax_columns_loop(const void* px, void* py, bint is_float32, Py_ssize_t outer, Py_ssize_t n,
+                              Py_ssize_t inner, int kind, bint fast, int n_threads) noexcept nogil:
     """Softmax (kind 0), LogSoftmax (1) or Hardmax (2) along the middle axis
-    of x viewed as outer x n x inner (inner > 1), as a new array, when x is
-    a non-empty, aligned, native, C-contiguous float32/float64 ndarray of
-    that size; else None (the caller takes the general path). Each column
-    gets the bits the row code gives it (the same steps, in the same order)."""
+    of x viewed as outer x n x inner (inner > 1) into y; each column gets
+    the bits the row code gives it (the same steps, in the same order). -1
+    when the blocks' buffers could not be had. Its entry point:
+    softmax_entry.pxi."""
     cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
-    if type(x) is not cnp.ndarray:
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int t = cnp.PyArray_TYPE(a)
-    if ((t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64) or outer < 1 or n < 1 or inner < 2
-            or not 0 <= kind <= 2 or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
-            or not cnp.PyArray_ISNOTSWAPPED(a) or n > PY_SSIZE_T_MAX // inner // outer
-            or cnp.PyArray_SIZE(a) != outer * n * inner):
-        return None
-    cdef cnp.ndarray y = placed_like(a)
     cdef Py_ssize_t blocks = outer * ((inner + COLUMN_BLOCK - 1) // COLUMN_BLOCK)
     cdef Py_ssize_t per_chunk = max(1, ROW_CHUNK_ELEMENTS // (n * COLUMN_BLOCK))
     cdef Py_ssize_t chunks = (blocks + per_chunk - 1) // per_chunk
     cdef int threads = threads_for_chunks(n_threads, chunks, per_chunk * n * COLUMN_BLOCK, outer * n * inner,
-                                          softmax_family(<SoftmaxKind>kind, fast, t == cnp.NPY_FLOAT32))
-    cdef Py_ssize_t itemsize = 4 if t == cnp.NPY_FLOAT32 else 8
+                                          softmax_family(<SoftmaxKind>kind, fast, is_float32))
+    cdef Py_ssize_t itemsize = 4 if is_float32 else 8
     cdef Py_ssize_t per_thread = ((2 * COLUMN_BLOCK + scratch_rows(n, <SoftmaxKind>kind, False))
                                   * column_stride(n, itemsize))
     cdef void* buf = malloc(max(1, max(threads, 1) * per_thread * itemsize))
-    if buf == NULL:
-        raise MemoryError()
-    cdef void* px = cnp.PyArray_DATA(a)
-    cdef void* py = cnp.PyArray_DATA(y)
     cdef Py_ssize_t c
-    with nogil:
-        if threads <= 1:
-            serial_begin()
-            if t == cnp.NPY_FLOAT32:
-                softmax_column_blocks[float](<const float*>px, <float*>py, <float*>buf, 0, blocks, n, inner,
+    if buf == NULL:
+        return -1
+    if threads <= 1:
+        serial_begin()
+        if is_float32:
+            softmax_column_blocks[float](<const float*>px, <float*>py, <float*>buf, 0, blocks, n, inner,
+                                         <SoftmaxKind>kind, fast)
+        else:
+            softmax_column_blocks[double](<const double*>px, <double*>py, <double*>buf, 0, blocks, n, inner,
+                                          <SoftmaxKind>kind, fast)
+        serial_end()
+    else:
+        threads = team_take(threads, n_threads)
+        for c in prange(chunks, schedule="dynamic", num_threads=threads):
+            normops_team_claims(claimed)
+            if is_float32:
+                softmax_column_blocks[float](<const float*>px, <float*>py,
+                                             <float*>buf + omp_get_thread_num() * per_thread,
+                                             c * per_chunk, min((c + 1) * per_chunk, blocks), n, inner,
                                              <SoftmaxKind>kind, fast)
             else:
-                softmax_column_blocks[double](<const double*>px, <double*>py, <double*>buf, 0, blocks, n, inner,
+                softmax_column_blocks[double](<const double*>px, <double*>py,
+                                              <double*>buf + omp_get_thread_num() * per_thread,
+                                              c * per_chunk, min((c + 1) * per_chunk, blocks), n, inner,
                                               <SoftmaxKind>kind, fast)
-            serial_end()
-        else:
-            threads = team_take(threads, n_threads)
-            for c in prange(chunks, schedule="dynamic", num_threads=threads):
-                normops_team_claims(claimed)
-                if t == cnp.NPY_FLOAT32:
-                    softmax_column_blocks[float](<const float*>px, <float*>py,
-                                                 <float*>buf + omp_get_thread_num() * per_thread,
-                                                 c * per_chunk, min((c + 1) * per_chunk, blocks), n, inner,
-                                                 <SoftmaxKind>kind, fast)
-                else:
-                    softmax_column_blocks[double](<const double*>px, <double*>py,
-                                                  <double*>buf + omp_get_thread_num() * per_thread,
-                                                  c * per_chunk, min((c + 1) * per_chunk, blocks), n, inner,
-                                                  <SoftmaxKind>kind, fast)
-            team_release(threads)
+        team_release(threads)
     free(buf)
-    return y
-
-
-def divide_float_into(e, float s, out):
-    """out = e / s for a float32 array e through the float64 quotient of
-    softmax_steps.h (exact Softmax's step 5; for tests)."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>e)
-    check_array(e, cnp.NPY_FLOAT32, n, False, "e")
-    check_array(out, cnp.NPY_FLOAT32, n, True, "out")
-    if not (s == s and abs(s) >= 1.1754943508222875e-38 and abs(s) < float("inf")):
-        raise ValueError("divide_float_into needs a finite s of normal size")
-    with nogil:
-        normops_divide_float_array(<const float*>cnp.PyArray_DATA(<cnp.ndarray>e), s,
-                                   <float*>cnp.PyArray_DATA(<cnp.ndarray>out), n)
-
-
-def set_softmax_short_rows(bint on):
-    """Switch the sixteen-row code of short rows on or off (tests compare
-    the two); returns the previous setting."""
-    global SHORT_ROWS_ON
-    cdef bint old = SHORT_ROWS_ON
-    SHORT_ROWS_ON = on
-    return old
-
-
-def set_softmax_divide_in_pass(bint on):
-    """Switch Softmax's and LogSoftmax's last pass inside the next row's
-    pass (the division, the product by the reciprocal, or the difference)
-    on or off (tests compare the two); returns the previous setting."""
-    global DIVIDE_IN_PASS_ON
-    cdef bint old = DIVIDE_IN_PASS_ON
-    DIVIDE_IN_PASS_ON = on
-    return old
-
-
-def set_softmax_group_elements(Py_ssize_t elements, bint log_softmax=False):
-    """Change the element budget of a group of Softmax (or LogSoftmax) rows
-    (benchmarks tune it; the bits do not depend on it); returns the old one."""
-    global GROUP_ELEMENTS, LOG_GROUP_ELEMENTS
-    old = LOG_GROUP_ELEMENTS if log_softmax else GROUP_ELEMENTS
-    if log_softmax:
-        LOG_GROUP_ELEMENTS = max(0, elements)
-    else:
-        GROUP_ELEMENTS = max(0, elements)
-    return old
-
-
-cpdef object softmax_direct(object x, object axis, object version, int kind, bint fast, int n_threads):
-    """ONNX Softmax (kind 0), LogSoftmax (1) or Hardmax (2) of this opset
-    ``version`` along ``axis`` of x, the thread count and flavour settled:
-    rows that are contiguous as the opset lays them out (the last axis at
-    every opset, flattened at any axis up to 12) by the rows kernel, along
-    a middle axis from opset 13 by the one that gathers blocks of columns
-    into rows and back (each column gets the row code's bits); None where
-    the kernels do not take x."""
-    if type(x) is not cnp.ndarray or type(axis) is not int:
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int ndim = cnp.PyArray_NDIM(a)
-    if ndim == 0 or not -ndim <= axis < ndim:
-        return None
-    cdef int ax = <int>axis
-    if ax < 0:
-        ax += ndim
-    if ax == ndim - 1:
-        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
-    if version < 13:
-        return softmax_last_axis(a, dims_product(a, ax, ndim), kind, fast, n_threads)
-    if cnp.PyArray_SIZE(a) == 0:
-        return None
-    cdef Py_ssize_t inner = dims_product(a, ax + 1, ndim)
-    if inner == 1:  # only 1s follow the axis: contiguous rows
-        return softmax_last_axis(a, cnp.PyArray_DIM(a, ax), kind, fast, n_threads)
-    return softmax_columns(a, dims_product(a, 0, ax), cnp.PyArray_DIM(a, ax), inner, kind, fast, n_threads)
+    return 0

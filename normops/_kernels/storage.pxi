@@ -1,13 +1,7 @@
 # Storage types narrower than the arithmetic: float16 and bfloat16 are
 # widened exactly to float32 and results rounded once back (docs/specification.md §4.2).
-# The conversions themselves are in platform_shim.h (F16C where available).
-
-cdef enum Storage:
-    STORE_FLOAT32
-    STORE_FLOAT16
-    STORE_BFLOAT16
-    STORE_FLOAT64
-
+# The conversions themselves are in platform_shim.h (F16C where available);
+# the Storage names are in kernel_table.pxd, which the routes module shares.
 
 cdef inline void widen_rows(const void* src, Storage kind, Py_ssize_t offset,
                             float* dst, Py_ssize_t n) noexcept nogil:

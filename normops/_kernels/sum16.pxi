@@ -41,3 +41,15 @@ cdef inline floating sum16(const floating* x, Py_ssize_t n) noexcept nogil:
     cdef floating result
     sum16_side_by_side(x, 0, 1, n, NULL, NORMOPS_TERM_VALUE, &result, NULL)
     return result
+
+
+cdef void sum16_rows_loop(const void* x, void* out, Py_ssize_t rows, Py_ssize_t cols,
+                          bint is_float32) noexcept nogil:
+    """out[r] = Sum16(x[r, :]) for a rows x cols matrix, one thread (the
+    building block; its entry point: sum16_entry.pxi)."""
+    cdef Py_ssize_t r
+    for r in range(rows):
+        if is_float32:
+            (<float*>out)[r] = sum16(<const float*>x + r * cols, cols)
+        else:
+            (<double*>out)[r] = sum16(<const double*>x + r * cols, cols)

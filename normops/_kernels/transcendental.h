@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "transcendental_tables.h"
+#include "kernel_codes.h"
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -552,12 +553,7 @@ static void normops_exp64_shifted_array(const double* x, double shift, double* y
     normops_exp64_array(y, y, n);
 }
 
-/* One entry for the Cython chunk loops. */
-enum normops_tfunc {
-    NORMOPS_T_EXP32, NORMOPS_T_LOG32, NORMOPS_T_EXP32_FAST,
-    NORMOPS_T_EXP64, NORMOPS_T_LOG64, NORMOPS_T_LOG1P32, NORMOPS_T_LOG1P64,
-    NORMOPS_T_SCALAR = 8  /* or-ed in: the one-at-a-time loop */
-};
+/* One entry for the Cython chunk loops (the numbers: kernel_codes.h). */
 
 static inline void normops_tfunc_map(int which, const void* x, void* y, ptrdiff_t n) {
 #define NORMOPS_CASE(tag, f, T)                                                     \

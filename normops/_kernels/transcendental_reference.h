@@ -11,6 +11,7 @@
  * can lower that threshold to have more inputs rechecked. */
 #ifndef NORMOPS_TRANSCENDENTAL_REFERENCE_H
 #define NORMOPS_TRANSCENDENTAL_REFERENCE_H
+#include "kernel_codes.h"
 
 #include <float.h>
 #include <math.h>
@@ -44,7 +45,7 @@ static inline double normops_reference_round(long double v, uint32_t* out) {
 
 static inline float normops_bits_to_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-/* which: 0 = exp, 1 = log, 2 = log1p, on the inputs with patterns start + i*stride,
+/* which: NORMOPS_REFERENCE_EXP, _LOG or _LOG1P (kernel_codes.h), on the inputs with patterns start + i*stride,
  * i < n (or patterns[i] when patterns is not NULL): out[i] the reference's pattern, near[i] = 1 when it lies within
  * 2^-near_bits ulp of a midpoint. Returns the number flagged; the distance
  * (ulps) and the pattern of the input closest to a midpoint go to
@@ -60,7 +61,7 @@ static inline ptrdiff_t normops_reference_range(int which, const uint32_t* patte
     for (ptrdiff_t i = 0; i < n; i++) {
         uint32_t pattern = patterns ? patterns[i] : (uint32_t)(start + (uint64_t)i * stride);
         long double x = normops_bits_to_float(pattern);
-        double d = normops_reference_round(which == 0 ? expl(x) : which == 1 ? logl(x) : log1pl(x), out + i);
+        double d = normops_reference_round(which == NORMOPS_REFERENCE_EXP ? expl(x) : which == NORMOPS_REFERENCE_LOG ? logl(x) : log1pl(x), out + i);
         near[i] = d < threshold;
         flagged += near[i];
         if (d < *closest) {

@@ -10,48 +10,18 @@ cdef extern from "transpose.h" nogil:
 cdef Py_ssize_t TRANSPOSE_TILE = 32
 
 
-def swap_blocks(x, y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int n_threads):
-    """y[o, j, i] = x[o, i, j] for x of shape (outer, a, b), as raw words.
-
-    x and y are C-contiguous ndarrays of one dtype whose element size is 1,
-    2, 4 or 8 bytes. A pure copy: no bit depends on the tile size or the
-    thread count. The threads claim tiles one at a time."""
+cdef void swap_blocks_loop(const void* px, void* py, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int word,
+                           int n_threads) noexcept nogil:
+    """y[o, j, i] = x[o, i, j] for x of shape (outer, a, b), as raw words
+    of ``word`` bytes (1, 2, 4 or 8), in tiles the threads claim one at a
+    time: a pure copy, no bit depends on the tile or the threads. Its entry
+    point, which checks the arrays: transpose_entry.pxi."""
     cdef long long* claimed = normops_claim_slot()  # where the team notes its wake-up
-    if not isinstance(x, cnp.ndarray) or not isinstance(y, cnp.ndarray):
-        raise TypeError("swap_blocks takes ndarrays")
-    if outer < 0 or a < 0 or b < 0:
-        raise ValueError("swap_blocks needs outer, a, b >= 0")
-    if x.dtype != y.dtype:
-        raise TypeError("swap_blocks: x and y need one dtype")
-    cdef int word = <int>cnp.PyArray_ITEMSIZE(<cnp.ndarray>x)
-    if word != 1 and word != 2 and word != 4 and word != 8:
-        raise TypeError(f"swap_blocks moves 1, 2, 4 or 8-byte elements, not {x.dtype}")
-    check_array(x, cnp.PyArray_TYPE(<cnp.ndarray>x), shape_size(outer, a, b), False, "x")
-    check_array(y, cnp.PyArray_TYPE(<cnp.ndarray>x), shape_size(outer, a, b), True, "y")
-    cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
-    cdef void* py = cnp.PyArray_DATA(<cnp.ndarray>y)
-    # the words are read as unsigned integers of their size: both pointers
-    # must be aligned to it (a dtype's own alignment can be smaller)
-    if (<size_t>px) % word or (<size_t>py) % word:
-        raise ValueError("swap_blocks: x and y must be aligned to their element size")
-    if outer * a * b == 0:
-        return
     cdef Py_ssize_t T = TRANSPOSE_TILE
-    cdef Py_ssize_t tiles = outer * ((a + T - 1) // T) * ((b + T - 1) // T)
+    cdef Py_ssize_t tiles = outer * ((a + T - 1) // T) * ((b + T - 1) // T), t
     cdef int threads = threads_for(n_threads, tiles, outer * a * b, NORMOPS_COST_MOVE)
-    cdef Py_ssize_t t
-    with nogil:
-        threads = team_take(threads, n_threads)
-        for t in prange(tiles, num_threads=threads, schedule="dynamic"):
-            normops_team_claims(claimed)
-            normops_transpose_tile(px, py, a, b, T, t, word)
-        team_release(threads)
-
-
-def set_transpose_tile(Py_ssize_t elements):
-    """Change the tile edge of swap_blocks (tests and benchmarks; the
-    copy does not depend on it); returns the old one."""
-    global TRANSPOSE_TILE
-    old = TRANSPOSE_TILE
-    TRANSPOSE_TILE = max(1, elements)
-    return old
+    threads = team_take(threads, n_threads)
+    for t in prange(tiles, num_threads=threads, schedule="dynamic"):
+        normops_team_claims(claimed)
+        normops_transpose_tile(px, py, a, b, T, t, word)
+    team_release(threads)

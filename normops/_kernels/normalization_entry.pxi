@@ -1,4 +1,16 @@
-# Python entry points of the row normalisation kernels.
+# The entry points of the row normalisations (docs/specification.md §6-§7):
+# LayerNormalization, RMSNormalization and SimplifiedLayerNormalization,
+# InstanceNormalization, GroupNormalization and BatchNormalization, in the
+# routes module. They check the arrays, or take the common call as it
+# comes (row_normalize_nd, channel_normalize_nd: None for anything else),
+# place the outputs and call one build's loops (normalization.pxi) through
+# its table; methods of the build (kernel_build.pxi).
+
+from libc.string cimport memset
+
+# BatchNormalization inference: planes shorter than this run as one row per
+# sample with a segment per channel (fewer, longer rows; same bits).
+cdef Py_ssize_t BATCH_PLANE_ELEMENTS = 256
 
 
 cdef inline bint storable(Storage x, Storage y, Storage scale, int bias) noexcept:
@@ -10,60 +22,56 @@ cdef inline bint storable(Storage x, Storage y, Storage scale, int bias) noexcep
 
 
 cdef int run_row_normalize(
-    cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
+    KernelBuild build, cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
     cnp.ndarray scale, Storage ss, object bias, int bs,
     float* mean_out, float* inv_out, Py_ssize_t rows, Py_ssize_t cols,
-    double epsilon, bint center, int n_threads, const RowParams* p,
+    double epsilon, bint center, int n_threads, RowParams* p, const void* given_var,
 ) except -1:
-    """Run on checked arrays (see ``storable``) with the parameter layout p.
-    Float32 arithmetic widens narrower Scale/B once into float32 scratch."""
-    cdef void* px = cnp.PyArray_DATA(x)
+    """The build's row normalisation on checked arrays (see ``storable``)
+    with the parameter layout p and the supplied variances (or NULL)."""
+    cdef const void* px = cnp.PyArray_DATA(x)
     cdef void* py = cnp.PyArray_DATA(y)
-    cdef void* ps = cnp.PyArray_DATA(scale)
-    cdef void* pb = data_or_null(bias)
-    cdef float* wide_scale = NULL
-    cdef float* wide_bias = NULL
-    cdef float* scratch = NULL
-    cdef int threads = row_chunk_threads(n_threads, rows, cols, NORMOPS_COST_ROWS if center else NORMOPS_COST_ROWS_RMS)
-    cdef Py_ssize_t nparams = param_count(p, cols)
-    cdef PyThreadState* saved
-    if xs == STORE_FLOAT64:
-        saved = gil_release(rows * cols)
-        normalize_chunks[double](px, xs, py, ys, <const double*>ps, <const double*>pb,
-                                 mean_out, inv_out, rows, cols, epsilon, center, threads, n_threads, NULL, p)
-        gil_restore(saved)
-        return 0
-    try:
-        if xs != STORE_FLOAT32 or ys != STORE_FLOAT32:
-            scratch = <float*>malloc(max(threads, 1) * group_scratch_size(cols) * sizeof(float))
-            if scratch == NULL:
-                raise MemoryError()
-        if ss != STORE_FLOAT32:
-            wide_scale = <float*>malloc(nparams * sizeof(float))
-            if wide_scale == NULL:
-                raise MemoryError()
-            widen_rows(ps, ss, 0, wide_scale, nparams)
-            ps = wide_scale
-        if pb != NULL and bs != STORE_FLOAT32:
-            wide_bias = <float*>malloc(nparams * sizeof(float))
-            if wide_bias == NULL:
-                raise MemoryError()
-            widen_rows(pb, <Storage>bs, 0, wide_bias, nparams)
-            pb = wide_bias
-        saved = gil_release(rows * cols)
-        normalize_chunks[float](px, xs, py, ys, <const float*>ps, <const float*>pb,
-                                mean_out, inv_out, rows, cols, <float>epsilon, center, threads, n_threads,
-                                scratch, p)
-        gil_restore(saved)
-    finally:
-        free(wide_scale)
-        free(wide_bias)
-        free(scratch)
+    cdef const void* ps = cnp.PyArray_DATA(scale)
+    cdef const void* pb = data_or_null(bias)
+    cdef PyThreadState* saved = gil_release(rows * cols)  # nothing below touches a Python object
+    cdef int done = build.table.row_normalize(px, xs, py, ys, ps, ss, pb, bs, mean_out, inv_out, rows, cols,
+                                              epsilon, center, n_threads, p, given_var)
+    gil_restore(saved)
+    if done < 0:
+        raise MemoryError()
+    return 0
+
+
+cdef int run_batch_training(
+    KernelBuild build, cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys, object scale, Storage ss,
+    object bias, int bs, const void* given_mean, const void* given_var, void* running_mean, void* running_var,
+    Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon, double momentum, int n_threads,
+    void* saved_mean, void* saved_inv,
+) except -1:
+    """The build's BatchNormalization in training mode on checked arrays."""
+    cdef const void* px = cnp.PyArray_DATA(x)
+    cdef void* py = cnp.PyArray_DATA(y)
+    cdef const void* ps = cnp.PyArray_DATA(<cnp.ndarray>scale)
+    cdef const void* pb = cnp.PyArray_DATA(<cnp.ndarray>bias)
+    # each channel gathered into a row of the arithmetic type
+    cdef cnp.npy_intp dims[2]
+    dims[0] = C
+    dims[1] = N * S
+    cdef cnp.ndarray gathered = cnp.PyArray_EMPTY(2, dims, cnp.NPY_FLOAT64 if xs == STORE_FLOAT64 else cnp.NPY_FLOAT32,
+                                                  0)
+    cdef void* pg = cnp.PyArray_DATA(gathered)
+    cdef int done
+    with nogil:
+        done = build.table.batch_training(px, xs, py, ys, ps, ss, pb, bs, given_mean, given_var, running_mean,
+                                          running_var, N, C, S, epsilon, momentum, n_threads, saved_mean,
+                                          saved_inv, pg)
+    if done < 0:
+        raise MemoryError()
     return 0
 
 
 def row_normalize(
-    x, scale, bias, y, mean_out, inv_out,
+    KernelBuild build, x, scale, bias, y, mean_out, inv_out,
     Py_ssize_t rows, Py_ssize_t cols, double epsilon, bint center, int n_threads,
     Py_ssize_t period=0, Py_ssize_t seg_len=0, given_mean=None, given_var=None,
 ):
@@ -115,65 +123,12 @@ def row_normalize(
         check_array(mean_out, cnp.NPY_FLOAT32, rows, True, "mean_out")
     if inv_out is not None:
         check_array(inv_out, cnp.NPY_FLOAT32, rows, True, "inv_out")
-    run_with_params(x, xs, y, ys, scale, ss, bias, bs,
-                    <float*>data_or_null(mean_out), <float*>data_or_null(inv_out),
-                    rows, cols, epsilon, center, n_threads, &p, data_or_null(given_var))
-
-
-cdef int run_with_params(
-    cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
-    cnp.ndarray scale, Storage ss, object bias, int bs,
-    float* mean_out, float* inv_out, Py_ssize_t rows, Py_ssize_t cols,
-    double epsilon, bint center, int n_threads, RowParams* p, const void* given_var,
-) except -1:
-    """run_row_normalize after step 3 on the supplied variances (if any):
-    p.given_inv then points at a scratch of their inverses."""
-    cdef Py_ssize_t nparams = param_count(p, cols)
-    cdef void* inv = NULL
-    try:
-        if given_var != NULL:
-            inv = malloc(max(nparams, 1) * (sizeof(double) if xs == STORE_FLOAT64 else sizeof(float)))
-            if inv == NULL:
-                raise MemoryError()
-            if xs == STORE_FLOAT64:
-                inverse_std[double](<const double*>given_var, <double*>inv, nparams, epsilon)
-            else:
-                inverse_std[float](<const float*>given_var, <float*>inv, nparams, <float>epsilon)
-            p.given_inv = inv
-        run_row_normalize(x, xs, y, ys, scale, ss, bias, bs, mean_out, inv_out,
-                          rows, cols, epsilon, center, n_threads, p)
-    finally:
-        free(inv)
-    return 0
+    run_row_normalize(build, x, xs, y, ys, scale, ss, bias, bs, <float*>data_or_null(mean_out),
+                      <float*>data_or_null(inv_out), rows, cols, epsilon, center, n_threads, &p,
+                      data_or_null(given_var))
 
 
 # ------------------------------------------------------ the per-call fast path
-
-cdef inline int fast_storage(object a) noexcept:
-    """Storage of an exact, aligned, native, C-contiguous float32/float64/
-    float16 ndarray; -1 for anything else (bfloat16 takes the full path)."""
-    if type(a) is not cnp.ndarray:
-        return -1
-    cdef cnp.ndarray arr = <cnp.ndarray>a
-    if not (cnp.PyArray_IS_C_CONTIGUOUS(arr) and cnp.PyArray_ISALIGNED(arr) and cnp.PyArray_ISNOTSWAPPED(arr)):
-        return -1
-    cdef int t = cnp.PyArray_TYPE(arr)
-    if t == cnp.NPY_FLOAT32:
-        return STORE_FLOAT32
-    if t == cnp.NPY_FLOAT64:
-        return STORE_FLOAT64
-    if t == cnp.NPY_FLOAT16 and NORMOPS_HAVE_FLOAT16:
-        return STORE_FLOAT16
-    return -1
-
-
-cdef inline int storage_typenum(Storage s) noexcept:
-    if s == STORE_FLOAT32:
-        return cnp.NPY_FLOAT32
-    if s == STORE_FLOAT64:
-        return cnp.NPY_FLOAT64
-    return cnp.NPY_FLOAT16
-
 
 cdef inline bint covers_suffix(cnp.ndarray p, cnp.ndarray x, int axis, Py_ssize_t cols):
     """p has the normalized shape exactly (right-aligned, as many elements)."""
@@ -186,8 +141,8 @@ cdef inline bint covers_suffix(cnp.ndarray p, cnp.ndarray x, int axis, Py_ssize_
     return True
 
 
-cpdef object row_normalize_nd(object X, object scale, object bias, object axis, object epsilon, bint center,
-                              bint one_type, bint y_follows_scale, int n_threads, bint want_mean,
+cpdef object row_normalize_nd(KernelBuild build, object X, object scale, object bias, object axis, object epsilon,
+                              bint center, bint one_type, bint y_follows_scale, int n_threads, bint want_mean,
                               bint want_inv):
     """The common call, validated and run without leaving C.
 
@@ -238,13 +193,13 @@ cpdef object row_normalize_nd(object X, object scale, object bias, object axis, 
     cdef double eps = <float>(<double>epsilon)
     cdef RowParams shared_columns
     memset(&shared_columns, 0, sizeof(RowParams))
-    run_row_normalize(x, <Storage>xs, y, ys, <cnp.ndarray>scale, <Storage>ss, bias, bs,
-                      <float*>data_or_null(mean), <float*>data_or_null(inv),
-                      rows, cols, eps, center, n_threads, &shared_columns)
+    run_row_normalize(build, x, <Storage>xs, y, ys, <cnp.ndarray>scale, <Storage>ss, bias, bs,
+                      <float*>data_or_null(mean), <float*>data_or_null(inv), rows, cols, eps, center, n_threads,
+                      &shared_columns, NULL)
     return (y, mean, inv)
 
 
-def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_channel,
+def channel_normalize_nd(KernelBuild build, X, scale, bias, mean, var, Py_ssize_t groups, bint per_channel,
                          epsilon, int n_threads, momentum=None):
     """The common call of InstanceNormalization (groups = 0: one per channel),
     GroupNormalization and BatchNormalization in inference mode (mean and
@@ -287,12 +242,12 @@ def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_
             return None
         running_mean = cnp.PyArray_EMPTY(1, &nc, storage_typenum(<Storage>xs), 0)
         running_var = cnp.PyArray_EMPTY(1, &nc, storage_typenum(<Storage>xs), 0)
-        run_batch_training(x, <Storage>xs, y, <Storage>xs, <cnp.ndarray>scale, <Storage>xs, bias, xs,
+        run_batch_training(build, x, <Storage>xs, y, <Storage>xs, scale, <Storage>xs, bias, xs,
                            cnp.PyArray_DATA(<cnp.ndarray>mean), cnp.PyArray_DATA(<cnp.ndarray>var),
                            cnp.PyArray_DATA(<cnp.ndarray>running_mean), cnp.PyArray_DATA(<cnp.ndarray>running_var),
                            N, C, S, <double>(<float>(<double>epsilon)),
                            <double>(<float>(<double>momentum)),  # ONNX float attributes are float32
-                           n_threads)
+                           n_threads, NULL, NULL)
         return (y, running_mean, running_var)
     if N * C * S == 0:
         return y
@@ -313,95 +268,14 @@ def channel_normalize_nd(X, scale, bias, mean, var, Py_ssize_t groups, bint per_
     if batch:
         p.given_mean = cnp.PyArray_DATA(<cnp.ndarray>mean)
     cdef double eps = <float>(<double>epsilon)
-    run_with_params(x, <Storage>xs, y, <Storage>xs, <cnp.ndarray>scale, <Storage>xs, bias, xs,
-                    NULL, NULL, rows, cols, eps, True, n_threads, &p,
-                    cnp.PyArray_DATA(<cnp.ndarray>var) if batch else NULL)
+    run_row_normalize(build, x, <Storage>xs, y, <Storage>xs, <cnp.ndarray>scale, <Storage>xs, bias, xs,
+                      NULL, NULL, rows, cols, eps, True, n_threads, &p,
+                      cnp.PyArray_DATA(<cnp.ndarray>var) if batch else NULL)
     return y
 
 
-cdef int run_batch_training(
-    cnp.ndarray x, Storage xs, cnp.ndarray y, Storage ys,
-    cnp.ndarray scale, Storage ss, object bias, int bs,
-    const void* given_mean, const void* given_var, void* running_mean, void* running_var,
-    Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon, double momentum, int n_threads,
-    void* saved_mean=NULL, void* saved_inv=NULL,
-) except -1:
-    """BatchNormalization in training mode (docs/specification.md §7.3): channel c's
-    elements in row-major order (n, then spatial) are gathered into row c
-    of an arithmetic-type scratch, normalised there in place with their
-    batch statistics and scattered back; then the running statistics
-    (given * momentum) + (current * (1 - momentum)), each operation rounded,
-    into running_mean/running_var (arithmetic type, C values each).
-    saved_mean/saved_inv (or NULL) receive the batch mean and the
-    inv = 1 / sqrt(var + epsilon) that normalised Y (legacy opsets'
-    saved_mean and saved_var)."""
-    cdef bint wide = xs == STORE_FLOAT64
-    cdef Storage arith = STORE_FLOAT64 if wide else STORE_FLOAT32
-    cdef Py_ssize_t cols = N * S, n, c, k
-    cdef cnp.npy_intp dims[2]
-    dims[0] = C
-    dims[1] = cols
-    cdef cnp.ndarray rows = cnp.PyArray_EMPTY(2, dims, cnp.NPY_FLOAT64 if wide else cnp.NPY_FLOAT32, 0)
-    cdef size_t item = sizeof(double) if wide else sizeof(float)
-    cdef char* pr = <char*>cnp.PyArray_DATA(rows)
-    cdef const char* px = <const char*>cnp.PyArray_DATA(x)
-    cdef char* py = <char*>cnp.PyArray_DATA(y)
-    cdef void* mean = malloc(3 * max(C, 1) * item)  # mean, var, inv per channel
-    cdef RowParams p
-    cdef double m, rest
-    cdef float mf, restf
-    if mean == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            for c in range(C):
-                for n in range(N):
-                    if xs == arith:
-                        memcpy(pr + (c * cols + n * S) * item, px + ((n * C + c) * S) * item, S * item)
-                    else:
-                        widen_rows(px, xs, (n * C + c) * S, <float*>pr + c * cols + n * S, S)
-        memset(&p, 0, sizeof(RowParams))
-        p.period = C
-        p.seg_len = cols
-        p.mean_native = mean
-        p.var_native = <char*>mean + C * item
-        p.inv_native = <char*>mean + 2 * C * item
-        run_row_normalize(rows, arith, rows, arith, scale, ss, bias, bs, NULL, NULL, C, cols,
-                          epsilon, True, n_threads, &p)
-        with nogil:
-            for c in range(C):
-                for n in range(N):
-                    if ys == arith:
-                        memcpy(py + ((n * C + c) * S) * item, pr + (c * cols + n * S) * item, S * item)
-                    else:
-                        narrow_rows(<float*>pr + c * cols + n * S, py, ys, (n * C + c) * S, S)
-            if wide:
-                m = momentum
-                rest = 1.0 - m
-                for k in range(C):
-                    (<double*>running_mean)[k] = canonical(((<const double*>given_mean)[k] * m)
-                                                           + ((<double*>mean)[k] * rest), True)
-                    (<double*>running_var)[k] = canonical(((<const double*>given_var)[k] * m)
-                                                          + ((<double*>mean)[C + k] * rest), True)
-            else:
-                mf = <float>momentum
-                restf = <float>1.0 - mf
-                for k in range(C):
-                    (<float*>running_mean)[k] = canonical(((<const float*>given_mean)[k] * mf)
-                                                          + ((<float*>mean)[k] * restf), True)
-                    (<float*>running_var)[k] = canonical(((<const float*>given_var)[k] * mf)
-                                                         + ((<float*>mean)[C + k] * restf), True)
-        if saved_mean != NULL:
-            memcpy(saved_mean, mean, C * item)
-        if saved_inv != NULL:
-            memcpy(saved_inv, <char*>mean + 2 * C * item, C * item)
-    finally:
-        free(mean)
-    return 0
-
-
-def batch_normalization_training(x, scale, bias, given_mean, given_var, y, running_mean, running_var,
-                                 Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon,
+def batch_normalization_training(KernelBuild build, x, scale, bias, given_mean, given_var, y, running_mean,
+                                 running_var, Py_ssize_t N, Py_ssize_t C, Py_ssize_t S, double epsilon,
                                  double momentum, int n_threads, saved_mean=None, saved_inv=None):
     """BatchNormalization in training mode on an N x C x S input x into y
     (storage as in row_normalize: float64 throughout, or float32 arithmetic
@@ -427,7 +301,7 @@ def batch_normalization_training(x, scale, bias, given_mean, given_var, y, runni
     for a, name in ((saved_mean, "saved_mean"), (saved_inv, "saved_inv")):
         if a is not None:
             check_array(a, arith, C, True, name)
-    run_batch_training(x, xs, y, ys, scale, ss, bias, bs, data_or_null(given_mean), data_or_null(given_var),
+    run_batch_training(build, x, xs, y, ys, scale, ss, bias, bs, data_or_null(given_mean), data_or_null(given_var),
                        data_or_null(running_mean), data_or_null(running_var), N, C, S,
                        epsilon if xs == STORE_FLOAT64 else <float>epsilon,
                        momentum if xs == STORE_FLOAT64 else <float>momentum, n_threads,
