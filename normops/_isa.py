@@ -29,8 +29,9 @@ def _wait_policy():
 wait_policy = _wait_policy()
 
 try:
-    #: The routes from the entry points to the kernels, the thread budget and
-    #: the build facts (compiled once); sent to ``kernels`` below.
+    #: The routes module (compiled once): every kernel entry point, the routes
+    #: to them, the thread budget and the build facts; it runs the loops of
+    #: the build it is sent (``kernels`` below).
     routes = importlib.import_module("normops._kernels.routes")
 except ModuleNotFoundError as exc:
     if exc.name != "normops._kernels.routes":

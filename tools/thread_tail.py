@@ -41,9 +41,10 @@ def load(directory, level, alias):
     loader = importlib.machinery.ExtensionFileLoader(f"{alias}.isa_{level}", path)
     spec = importlib.util.spec_from_file_location(f"{alias}.isa_{level}", path, loader=loader)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[f"{alias}.isa_{level}"] = module  # (the kernels' routes look themselves up there)
+    sys.modules[f"{alias}.isa_{level}"] = module
     loader.exec_module(module)
-    return module
+    _isa.routes.share_team_state(module)
+    return _isa.routes.KernelBuild(module)  # (a build of this table layout: another is refused)
 
 
 def cases():
@@ -95,13 +96,13 @@ def main():
         for name, call in cases().items():
             times = {(v, t): [] for v in builds for t in (1, 2)}
             for v in builds:  # warm up
-                _isa.kernels = builds[v]
+                _isa.switch_to(builds[v])
                 for t in (1, 2):
                     for _ in range(5):
                         call(t)
             for _ in range(args.rounds):
                 for v in builds:
-                    _isa.kernels = builds[v]
+                    _isa.switch_to(builds[v])
                     for t in (1, 2):
                         sample = times[(v, t)]
                         for _ in range(args.calls or 20):

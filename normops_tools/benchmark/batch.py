@@ -102,7 +102,8 @@ def measure_pool(pools=(2, 4), rounds: int = 15, calls: int = 80, rows: int = 10
     with 10 calls per thread that cost 3-10% of the round, with 40 about 1%
     (measured 3 December 2026), so a round has 80 calls by default: a pool
     kept busy, not a short burst. ``builds`` maps a label to a
-    kernels module swapped in as ``normops._isa.kernels`` for its variants
+    kernel build (``normops._isa.load``, or ``routes.KernelBuild`` of
+    another build's module) switched in for its variants
     (tools/thread_tail.py compares two builds); by default the loaded one.
 
     Returns ``{"method": str, "pools": [P], "builds": {label: {"serial_ms":
