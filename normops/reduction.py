@@ -22,9 +22,12 @@ _INTS = tuple(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
 _SMALL_INTS = tuple(np.dtype(t) for t in ("int8", "uint8"))
 _FLOAT64 = np.dtype(np.float64)
 
-# The kernels' accumulations (reduction.h) and finishing steps (reduction.pxi).
-SUM, SUM_ABS, SUM_SQUARE, SUM_EXP, PROD, MAX, MIN, MAX_NAN, MIN_NAN = range(9)
-FINISH_NONE, FINISH_MEAN, FINISH_SQRT, FINISH_LOG, FINISH_LOGSUMEXP, FINISH_NAN_FIRST = range(6)
+# The kernels' accumulations and finishing steps (their numbers: kernel_codes.h).
+SUM, SUM_ABS, SUM_SQUARE, SUM_EXP, PROD, MAX, MIN, MAX_NAN, MIN_NAN, SUM_EXP_FAST = (
+    _isa.routes.REDUCE_OPS[name] for name in (
+        "SUM", "SUM_ABS", "SUM_SQUARE", "SUM_EXP", "PROD", "MAX", "MIN", "MAX_NAN", "MIN_NAN", "SUM_EXP_FAST"))
+FINISH_NONE, FINISH_MEAN, FINISH_SQRT, FINISH_LOG, FINISH_LOGSUMEXP, FINISH_NAN_FIRST = (
+    _isa.routes.FINISHING_STEPS[name] for name in ("NONE", "MEAN", "SQRT", "LOG", "LOGSUMEXP", "NAN_FIRST"))
 
 #: kind -> (accumulation, finishing): the ONNX operators, and NumPy's max
 #: and min (any NaN wins; the ONNX ones scan past NaN unless it is first).
@@ -36,9 +39,8 @@ KINDS = {
     "numpy.max": (MAX_NAN, FINISH_NONE), "numpy.min": (MIN_NAN, FINISH_NONE),
 }
 
-#: ReduceLogSumExp's terms by the fast exponential (reduction.h): the one
-#: reduction whose flavours differ (float32 work; float64 has one exponential).
-SUM_EXP_FAST = 9
+# SUM_EXP_FAST: ReduceLogSumExp's terms by the fast exponential, the one
+# reduction whose flavours differ (float32 work; float64 has one exponential).
 
 
 def fast_accumulation(op):

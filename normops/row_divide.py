@@ -18,7 +18,8 @@ from . import _isa
 from ._transpose import inverse, moved_axes
 from .reference import _row_divide as _reference_rowdivide
 
-_DIVIDE_BY_STD, _DIVIDE_BY_L1, _DIVIDE_BY_L2 = 0, 1, 2
+# the statistic a row is divided by (the kernels' numbers)
+_DIVIDE_BY_STD, _DIVIDE_BY_L1, _DIVIDE_BY_L2 = (_isa.routes.ROW_DIVISORS[k] for k in ("STD", "L1", "L2"))
 
 
 class _Plan:

@@ -16,6 +16,15 @@ cnp.import_array()
 
 cdef class KernelBuild  # kernel_build.pxi
 
+# kernel_codes.h's numbers, which the front layer passes to the entry points
+# (normops/reduction.py, normops/row_divide.py): one list, the C one
+REDUCE_OPS = dict(SUM=NORMOPS_R_SUM, SUM_ABS=NORMOPS_R_SUM_ABS, SUM_SQUARE=NORMOPS_R_SUM_SQUARE,
+                  SUM_EXP=NORMOPS_R_SUM_EXP, PROD=NORMOPS_R_PROD, MAX=NORMOPS_R_MAX, MIN=NORMOPS_R_MIN,
+                  MAX_NAN=NORMOPS_R_MAX_NAN, MIN_NAN=NORMOPS_R_MIN_NAN, SUM_EXP_FAST=NORMOPS_R_SUM_EXP_FAST)
+FINISHING_STEPS = dict(NONE=FINISH_NONE, MEAN=FINISH_MEAN, SQRT=FINISH_SQRT, LOG=FINISH_LOG,
+                       LOGSUMEXP=FINISH_LOGSUMEXP, NAN_FIRST=FINISH_NAN_FIRST)
+ROW_DIVISORS = dict(STD=DIVIDE_BY_STD, L1=DIVIDE_BY_L1, L2=DIVIDE_BY_L2)
+
 include "checks.pxi"
 include "axes.pxi"
 include "placed.pxi"
