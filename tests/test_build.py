@@ -1,5 +1,6 @@
 """The build: show_config, ISA selection, the Sum16 building block in every
 ISA build, and a build without OpenMP giving the same bits."""
+import importlib
 import importlib.machinery
 import os
 import shutil
@@ -34,6 +35,37 @@ def test_best_level_is_the_default():
     if os.environ.get(isa.ENV_VAR):
         pytest.skip("NORMOPS_ISA is set for this run")
     assert isa.kernels.ISA_LEVEL == isa.available_levels()[-1]
+
+
+def test_an_isa_build_exports_only_its_table_of_loops():
+    """An ISA module holds the nogil loops and hands them over in one
+    table: no Python entry point of its own (they are in the routes
+    module, compiled once)."""
+    for level in isa.available_levels():
+        module = importlib.import_module(f"normops._kernels.isa_{level}")
+        public = {name for name in vars(module) if not name.startswith("__")}
+        assert public == {"ISA_LEVEL", "KERNEL_TABLE"}, (level, sorted(public))
+
+
+def test_every_entry_point_is_a_method_of_every_build():
+    """Each function the <family>_entry.pxi files define with a build as
+    first argument is listed in KernelBuild, and runs that build's loops."""
+    names = set()
+    for path in (ROOT / "normops" / "_kernels").glob("*_entry.pxi"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            words = line.replace("(", " ").split()
+            if words[:1] in (["def"], ["cpdef"]) and "KernelBuild build" in line:
+                names.add(words[1] if words[0] == "def" else words[2])
+    assert len(names) > 50
+    for name in sorted(names):
+        assert getattr(isa.routes.KernelBuild, name) is getattr(isa.routes, name), name
+    x = np.linspace(-3, 3, 1000, dtype=np.float32)
+    results = []
+    for level in isa.available_levels():
+        y = np.empty_like(x)
+        isa.load(level).exp32_into(x, y)
+        results.append(y.view(np.uint32))
+    assert all(np.array_equal(r, results[0]) for r in results)
 
 
 def _run_child(code, **env):
