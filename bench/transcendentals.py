@@ -46,7 +46,6 @@ def load_other_build(directory, level):
     spec = importlib.util.spec_from_file_location(name, paths[0], loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
-    isa.routes.share_team_state(module)
     return isa.routes.KernelBuild(module)
 
 

@@ -77,11 +77,9 @@ def load(level):
             f"available: {', '.join(runnable)}")
     build = _builds.get(level)
     if build is None:
-        module = importlib.import_module(_module_name(level))
-        # one thread budget and one set of figures per process, whichever
-        # builds are loaded
-        routes.share_team_state(module)
-        build = _builds[level] = routes.KernelBuild(module)
+        # (one thread budget and one set of figures per process, whichever
+        # builds are loaded: KernelBuild hands the build the process's)
+        build = _builds[level] = routes.KernelBuild(importlib.import_module(_module_name(level)))
     return build
 
 

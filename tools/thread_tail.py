@@ -43,7 +43,6 @@ def load(directory, level, alias):
     module = importlib.util.module_from_spec(spec)
     sys.modules[f"{alias}.isa_{level}"] = module
     loader.exec_module(module)
-    _isa.routes.share_team_state(module)
     return _isa.routes.KernelBuild(module)  # (a build of this table layout: another is refused)
 
 

@@ -20,8 +20,6 @@ def arg_reduce(KernelBuild build, x, out, Py_ssize_t outer, Py_ssize_t n, Py_ssi
     cdef int element = element_type(x)
     if element < 0:
         raise TypeError(f"arg_reduce does not take {x.dtype}")
-    if element != ELEMENT_FLOAT32 and element != ELEMENT_FLOAT64:
-        find_nan = False
     cdef const void* px = cnp.PyArray_DATA(<cnp.ndarray>x)
     cdef int64_t* po = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out)
     cdef int done

@@ -94,6 +94,9 @@ cdef class KernelBuild:
         self.KERNEL_TABLE = module.KERNEL_TABLE
         self.table = table_of(module)
         self.ISA_LEVEL = module.ISA_LEVEL
+        # the build counts its threads in the process's one budget and keeps
+        # its figures in the one state (before any of its loops runs)
+        self.table.use_team_state(normops_budget_state())
 
     def __repr__(self):
         return f"<normops kernel build {self.ISA_LEVEL!r}>"

@@ -141,7 +141,7 @@ ctypedef struct KernelTable:
     # the transposing copy of words of 1, 2, 4 or 8 bytes (transpose.pxi)
     void (*swap_blocks)(const void* x, void* y, Py_ssize_t outer, Py_ssize_t a, Py_ssize_t b, int word,
                         int n_threads) noexcept nogil
-    # set a tuning knob (Knob, below) to a value: the old one
+    # set a tuning knob (Knob, above) to a value: the old one
     Py_ssize_t (*tune)(int knob, Py_ssize_t value) noexcept nogil
     # Gelu of n elements, a bias b (or NULL) of cols elements added first (gelu.pxi)
     void (*gelu)(const char* x, const char* b, Py_ssize_t cols, char* y, Py_ssize_t n, bint is_float32, bint tanh,

@@ -107,7 +107,7 @@ def use_kernels(KernelBuild build):
     """Send every route to this ISA build (normops._isa, at import and in
     its use() blocks)."""
     global BUILD, KERNELS
-    KERNELS = build.table  # normops._isa.load gave it the process's team state
+    KERNELS = build.table  # KernelBuild gave it the process's team state
     BUILD = build
     use_team_state(KERNELS)
 

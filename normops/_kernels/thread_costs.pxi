@@ -1,8 +1,8 @@
 # The thread decisions' figures (team.h) and the thread budget, shown,
 # pinned and driven from Python: normops/_threads.py's face of the cost
 # model. Part of the routes module (compiled once). The process has one
-# team state, this module's: every ISA build loaded takes it (share_team_state,
-# at normops._isa.load), and the figures shown are the chosen build's level's.
+# team state, this module's: every ISA build loaded takes it (KernelBuild,
+# kernel_build.pxi), and the figures shown are the chosen build's level's.
 
 from normops._kernels.shim cimport (
     NORMOPS_COST_FAMILIES, NORMOPS_GAP_BUCKETS, NORMOPS_IDLE_FROM_BUCKET, NORMOPS_TEAM_FLOOR_PS,
@@ -25,12 +25,6 @@ SIZE_CLASSES = ("<64Ki", "<128Ki", "<256Ki", "<512Ki", "<1Mi", "<2Mi", "<4Mi", "
 
 cdef KernelTable* table_of(object module) except NULL:
     return <KernelTable*>PyCapsule_GetPointer(module.KERNEL_TABLE, KERNEL_TABLE_NAME)
-
-
-def share_team_state(object module):
-    """Make an ISA build count its threads in this process's one budget and
-    keep its figures in its one state (before any of its kernels runs)."""
-    table_of(module).use_team_state(normops_budget_state())
 
 
 cdef use_team_state(KernelTable* table):
